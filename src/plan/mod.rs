@@ -1,0 +1,5 @@
+//! Plans: configs x workloads x repetitions (issues: engine, knobs and runner).
+use std::process::ExitCode;
+pub fn cmd_run(_args: &crate::cli::RunArgs) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("mmcab run: under construction")
+}

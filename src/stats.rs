@@ -1,0 +1,1 @@
+//! Statistics: pure functions (issue: statistics and reports).

@@ -1,0 +1,2 @@
+//! The workload engine (issue: workload engine).
+pub mod result;
