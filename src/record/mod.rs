@@ -71,3 +71,51 @@ pub const RUNS_CSV: &str = "runs.csv";
 pub const SERIES_CSV: &str = "series.csv";
 pub const LATENCY_CSV: &str = "latency.csv";
 pub const META_JSON: &str = "meta.json";
+
+/// `meta.json`: everything needed to know what was measured and to refuse comparing
+/// unlike with unlike. Written by the runner at the start of a run and updated at the end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    pub tool_version: String,
+    /// `--label` of this run (e.g. the kernel or patch under test); empty when none.
+    pub label: String,
+    /// `uname -r` and `/proc/cmdline` of the machine that ran the plan.
+    pub kernel_release: String,
+    pub kernel_cmdline: String,
+    pub hostname: String,
+    /// The target as given (`/dev/mmcblk0`, a file, a directory).
+    pub target: String,
+    /// Identity of the device, when it is an MMC/SD card: the JSON of `mmcab info`
+    /// (`identity`, `ios`, `ext_csd`, `capabilities`); null for other targets.
+    pub device: serde_json::Value,
+    /// A one-line human description of the device, e.g. "QEMU!! (manfid 0x0000aa) 256 MiB eMMC".
+    pub device_summary: String,
+    pub plan_name: String,
+    /// SHA-256 of the plan file's bytes, hex.
+    pub plan_sha256: String,
+    /// The plan file as it was when the run started.
+    pub plan_text: String,
+    /// Configs in plan order, with what was observed when each was applied.
+    pub configs: Vec<ConfigMeta>,
+    /// Workload names in plan order.
+    pub workloads: Vec<String>,
+    pub repetitions: u32,
+    pub warmup: u32,
+    /// `interleaved`, `random` or `blocked`.
+    pub order: String,
+    pub seed: u64,
+    pub started_unix_s: f64,
+    /// Set when every run of the matrix has finished.
+    pub finished_unix_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfigMeta {
+    pub name: String,
+    /// Knob settings as written in the plan, e.g. {"bus-width": "8"}.
+    pub knobs: std::collections::BTreeMap<String, String>,
+    /// `ios` as parsed when the config was first verified (clock, bus width, timing), if any.
+    pub ios: serde_json::Value,
+    /// EXT_CSD (hex, byte 0 first) read when the config was first verified, if any.
+    pub ext_csd_hex: String,
+}
