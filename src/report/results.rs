@@ -17,6 +17,9 @@ use crate::record::{RunRow, GROUP_JOB};
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 
+/// Reads one metric from a runs.csv row.
+type Getter = fn(&RunRow) -> f64;
+
 /// Mean I/O size at or below which IOPS is a headline metric.
 pub const IOPS_MAX_IO_BYTES: f64 = 65536.0;
 
@@ -111,7 +114,7 @@ pub fn blocks(
             let small = io_size <= IOPS_MAX_IO_BYTES;
             let sweep = sweep_point(workload)
                 .filter(|(stem, _)| sweep_sizes.get(stem).copied().unwrap_or(0) >= 2);
-            let metrics: [(Metric, bool, fn(&RunRow) -> f64); 4] = [
+            let metrics: [(Metric, bool, Getter); 4] = [
                 (Metric::new("mb_per_s", "MB/s", true), !small, |r| {
                     r.mb_per_s
                 }),

@@ -40,12 +40,19 @@ pub fn ascii(text: &str) -> String {
         .collect()
 }
 
-fn name_cell(name: &str) -> String {
-    if name.len() > NAME_COLUMNS {
-        format!("{}~", &name[..NAME_COLUMNS - 1])
+/// Widest config column of the measured table (the other columns take 38).
+const MAX_NAME_COLUMNS: usize = 34;
+
+fn cut(name: &str, width: usize) -> String {
+    if name.len() > width {
+        format!("{}~", &name[..width - 1])
     } else {
         name.to_string()
     }
+}
+
+fn name_cell(name: &str) -> String {
+    cut(name, NAME_COLUMNS)
 }
 
 fn block_text(out: &mut String, report: &Report, block: &Block) {
@@ -64,54 +71,38 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
             block.metric.unit
         )),
     );
-    if report.published {
-        out.push_str(&format!(
-            "  {:<w$} {:>12}\n",
-            "config",
-            "published",
-            w = NAME_COLUMNS
-        ));
-    } else {
-        out.push_str(&format!(
-            "  {:<w$} {:>11} {:>11} {:>6} {:>4}\n",
-            "config",
-            "mean",
-            "95% CI +-",
-            "cv%",
-            "n",
-            w = NAME_COLUMNS
-        ));
-    }
+    // Measured blocks only: published values are rendered by `published_tables`.
+    let name_w = block
+        .rows
+        .iter()
+        .map(|r| r.config.len() + 4)
+        .max()
+        .unwrap_or(0)
+        .clamp(NAME_COLUMNS, MAX_NAME_COLUMNS);
+    out.push_str(&format!(
+        "  {:<name_w$} {:>11} {:>11} {:>6} {:>4}\n",
+        "config", "mean", "95% CI +-", "cv%", "n",
+    ));
     for row in &block.rows {
-        let mut name = name_cell(&ascii(&row.config));
+        let mut name = cut(&ascii(&row.config), name_w);
         if row.config == report.baseline {
-            name = name_cell(&format!("{} (A)", ascii(&row.config)));
+            name = cut(&format!("{} (A)", ascii(&row.config)), name_w);
         }
         let s = &row.summary;
-        if report.published {
-            out.push_str(&format!(
-                "  {:<w$} {:>12}\n",
-                name,
-                format_value(s.mean),
-                w = NAME_COLUMNS
-            ));
+        let half = (s.ci_high - s.ci_low) / 2.0;
+        let cv = if s.cv.is_nan() {
+            "-".to_string()
         } else {
-            let half = (s.ci_high - s.ci_low) / 2.0;
-            let cv = if s.cv.is_nan() {
-                "-".to_string()
-            } else {
-                format!("{:.1}", s.cv * 100.0)
-            };
-            out.push_str(&format!(
-                "  {:<w$} {:>11} {:>11} {:>6} {:>4}\n",
-                name,
-                format_value(s.mean),
-                format_value(half),
-                cv,
-                s.n,
-                w = NAME_COLUMNS
-            ));
-        }
+            format!("{:.1}", s.cv * 100.0)
+        };
+        out.push_str(&format!(
+            "  {:<name_w$} {:>11} {:>11} {:>6} {:>4}\n",
+            name,
+            format_value(s.mean),
+            format_value(half),
+            cv,
+            s.n,
+        ));
     }
     for row in &block.rows {
         let Some(change) = row.change else { continue };
@@ -273,7 +264,7 @@ fn grid(
     let mut chunks: Vec<Vec<usize>> = vec![Vec::new()];
     let mut width = 2 + name_w;
     for (j, w) in col_w.iter().enumerate() {
-        if width + w > MAX_COLUMNS && !chunks.last().map_or(true, Vec::is_empty) {
+        if width + w > MAX_COLUMNS && chunks.last().is_some_and(|c| !c.is_empty()) {
             chunks.push(Vec::new());
             width = 2 + name_w;
         }

@@ -206,7 +206,7 @@ fn draw_panel<DB: DrawingBackend>(
 impl Chart for BarChart {
     fn size(&self) -> (u32, u32) {
         let (rows, cols) = self.grid();
-        (PANEL_W * cols as u32, PANEL_H * rows as u32 + 70)
+        ((PANEL_W * cols as u32).max(640), PANEL_H * rows as u32 + 70)
     }
 
     fn draw<DB: DrawingBackend>(

@@ -115,9 +115,12 @@ pub fn throughput_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
         .collect()
 }
 
+/// (x, y) points per run number.
+type RunPoints = BTreeMap<u32, Vec<(f64, f64)>>;
+
 /// Completion latency CDF, one line per measured run, coloured by config.
 pub fn latency_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
-    let mut groups: BTreeMap<(String, String), BTreeMap<u32, Vec<(f64, f64)>>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String), RunPoints> = BTreeMap::new();
     let mut configs: BTreeMap<u32, String> = BTreeMap::new();
     for l in input.latency.iter().filter(|l| l.latency_us > 0.0) {
         groups
