@@ -160,3 +160,43 @@ pub fn generate(csv: &Path, out: &Path, baseline: Option<&str>) -> Result<String
     };
     write_outputs(&input, out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Verdict;
+
+    #[test]
+    fn published_values_stay_single() {
+        let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("results/reference/packing-2012-linux-mmc.csv");
+        let report = build(&read(&csv).expect("csv"), None).expect("build");
+        assert!(report.published);
+        assert_eq!(report.baseline, "no-packing");
+        let long_write = report
+            .blocks
+            .iter()
+            .find(|b| b.workload == "long write")
+            .expect("long write");
+        let packed = &long_write.rows[1];
+        assert_eq!((packed.config.as_str(), packed.summary.n), ("packed", 1));
+        assert_eq!(packed.summary.mean, 23.3);
+        assert!(packed.summary.sd.is_nan() && packed.summary.ci_low.is_nan());
+        let change = packed.change.expect("change");
+        assert!((change.rel - (23.3 - 15.8) / 15.8).abs() < 1e-12);
+        assert!(change.p.is_nan() && change.ci_low.is_nan());
+        assert_eq!(packed.verdict, Some(Verdict::NotTested));
+        assert!(
+            packed.warnings.is_empty(),
+            "no n < 3 nagging for published values"
+        );
+    }
+
+    #[test]
+    fn a_results_csv_is_not_a_reference_csv() {
+        let csv =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop/runs.csv");
+        let err = format!("{:#}", read(&csv).unwrap_err());
+        assert!(err.contains("not a reference CSV"), "{err}");
+    }
+}

@@ -212,3 +212,40 @@ pub fn build(dir: &ResultsDir, baseline: Option<&str>) -> Result<Report> {
     report.caption = format!("{device} | Linux {kernel} | {}", report.n_text());
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_are_named_stem_dash_size() {
+        assert_eq!(sweep_point("randread-4k"), Some(("randread".into(), 4096)));
+        assert_eq!(
+            sweep_point("qd-sweep-64KiB"),
+            Some(("qd-sweep".into(), 65536))
+        );
+        assert_eq!(sweep_point("seq-write"), None);
+        assert_eq!(sweep_point("-4k"), None);
+        assert_eq!(sweep_point("randread-4x"), None);
+    }
+
+    #[test]
+    fn headline_is_iops_for_small_io_and_mb_per_s_otherwise() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
+        let r = build(&super::super::load::load(&dir).expect("fixture"), None).expect("build");
+        let headline = |w: &str| -> Vec<String> {
+            r.blocks
+                .iter()
+                .filter(|b| b.workload == w && b.headline)
+                .map(|b| b.metric.key.clone())
+                .collect()
+        };
+        assert_eq!(headline("seq-write"), vec!["mb_per_s"]);
+        assert_eq!(headline("randread-64k"), vec!["iops"]);
+        let sweep: Vec<_> = r.blocks.iter().filter_map(|b| b.sweep.clone()).collect();
+        assert!(sweep.iter().all(|s| s == "randread") && sweep.len() == 12);
+        assert_eq!(r.baseline, "max-sectors-512k");
+        assert_eq!(r.n_range(), (5, 5), "warm-ups are dropped");
+    }
+}

@@ -212,7 +212,15 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
                 .into_iter()
                 .map(|(key, unit)| {
                     let mut lines: Vec<Line> = Vec::new();
+                    let k = report.configs.len() as f64;
                     for (ci, config) in report.configs.iter().enumerate() {
+                        // Spread configs a little along x so their error bars do not
+                        // cover each other (at most +-0.1 of a power of two).
+                        let nudge = if report.published {
+                            1.0 // no error bars to keep apart
+                        } else {
+                            2f64.powf((ci as f64 - (k - 1.0) / 2.0) * 0.2 / k.max(2.0))
+                        };
                         let mut line = Line {
                             label: Some(config.clone()),
                             color_index: ci,
@@ -220,7 +228,7 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
                             errors: Vec::new(),
                         };
                         for b in blocks.iter().filter(|b| b.metric.key == key) {
-                            let x = b.block_size_bytes.unwrap_or(0) as f64;
+                            let x = b.block_size_bytes.unwrap_or(0) as f64 * nudge;
                             for r in b.rows.iter().filter(|r| &r.config == config) {
                                 line.points.push((x, r.summary.mean));
                                 if r.summary.ci_low.is_finite() {
@@ -411,7 +419,7 @@ impl Chart for LineChart {
                     draw_panel(cell, panel, x_min..hi, None, y_top)?
                 }
                 Axis::LogSize => {
-                    let (lo, hi) = (x_min.log2().floor() - 0.5, x_max.log2().ceil() + 0.5);
+                    let (lo, hi) = (x_min.log2().round() - 0.5, x_max.log2().round() + 0.5);
                     let ticks = (hi - lo).round() as usize + 1;
                     draw_panel(cell, panel, lo..hi, Some(ticks), y_top)?
                 }
