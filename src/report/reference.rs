@@ -121,7 +121,12 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         format!("{} published values, n = 1 each", rows.len()),
     ));
     let short_device = if devices.len() == 1 {
-        devices[0].clone()
+        // The model, without the CID details in parentheses (they are in the header).
+        devices[0]
+            .split(" (")
+            .next()
+            .unwrap_or(&devices[0])
+            .to_string()
     } else {
         format!("{} devices", devices.len())
     };
