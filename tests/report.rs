@@ -217,7 +217,7 @@ fn compare_labels_dirs_and_refuses_unlike_devices_or_plans() {
     let out = mmcab(&["compare", sa, sb]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("device device_summary differs"),
+        !out.status.success() && err.contains("device summary differs"),
         "{err}"
     );
 }

@@ -3,7 +3,8 @@
 //! contributes `label/config` for each. The first dir is the baseline.
 //!
 //! Refused unless every dir measured the same device (CID manfid/oemid/name/serial and
-//! capacity, as recorded in meta.json) with the same plan (sha256); `--force` turns the
+//! capacity, as recorded in meta.json; see [`device_identity`]) with the same plan
+//! (sha256); `--force` turns the
 //! refusal into warnings printed on stderr and at the end of the report.
 //! Output: `<first dir>/report/compare-<label>-vs-<label>.../`.
 
@@ -15,38 +16,36 @@ use anyhow::{bail, Result};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Fields that identify the measured device, as (name, value) pairs.
+/// Fields that identify the measured device, as (name, value) pairs: for an MMC/SD
+/// card (meta.json `device` = `mmcab info --json`) the CID fields manfid, oemid, name,
+/// serial and `capacity_bytes`; bus width, clock and timing may differ between boots
+/// (that is often the point of comparing). For other targets (`device` null): the
+/// one-line device summary.
 pub fn device_identity(dir: &ResultsDir) -> Vec<(String, String)> {
     let meta = &dir.meta;
-    let mut out = Vec::new();
-    let mut push = |name: &str, v: &Value| {
-        if !v.is_null() {
-            let text = v
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string());
-            out.push((name.to_string(), text));
-        }
+    let text = |v: &Value| {
+        v.as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string())
     };
-    let identity = &meta.device["identity"];
-    for key in ["manfid", "oemid", "name", "serial"] {
-        push(key, &identity[key]);
-    }
-    // Capacity: wherever `mmcab info` puts it (top level or under identity).
-    for obj in [&meta.device, identity] {
-        if let Some(map) = obj.as_object() {
-            for (k, v) in map {
-                if k.contains("capacity") || k == "sectors" || k == "size_bytes" {
-                    push(k, v);
-                }
-            }
-        }
-    }
     if meta.device.is_null() {
-        out.push(("target".into(), meta.target.clone()));
+        return vec![("summary".into(), meta.device_summary.clone())];
     }
-    out.push(("device_summary".into(), meta.device_summary.clone()));
+    let identity = &meta.device["identity"];
+    let mut out: Vec<(String, String)> = ["manfid", "oemid", "name", "serial"]
+        .iter()
+        .map(|k| (k.to_string(), text(&identity[*k])))
+        .collect();
+    out.push((
+        "capacity_bytes".into(),
+        text(&meta.device["capacity_bytes"]),
+    ));
     out
+}
+
+/// The device summary without the bus part (", 8-bit 52 MHz ..."), which may differ.
+fn device_name(summary: &str) -> &str {
+    summary.split(", ").next().unwrap_or(summary)
 }
 
 /// Differences between the first dir and the others, worded for the user.
@@ -175,6 +174,20 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
     }
     let mut report = results::build(&merged, None)?;
     report.title = format!("mmcab compare: {}", dirs[0].meta.plan_name);
+    let summaries: Vec<&str> = dirs
+        .iter()
+        .map(|d| d.meta.device_summary.as_str())
+        .collect();
+    if summaries.iter().any(|s| *s != summaries[0]) {
+        let per_label: Vec<String> = labels(dirs)
+            .iter()
+            .zip(&summaries)
+            .map(|(l, s)| format!("{l} = {s}"))
+            .collect();
+        if let Some(d) = report.header.iter_mut().find(|(k, _)| k == "Device") {
+            *d = ("Devices".into(), per_label.join("; "));
+        }
+    }
     let kernels: Vec<String> = dirs
         .iter()
         .zip(labels(dirs))
@@ -185,7 +198,7 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
     }
     report.caption = format!(
         "{} | Linux {} | {}",
-        dirs[0].meta.device_summary,
+        device_name(&dirs[0].meta.device_summary),
         kernels.join(", "),
         report.n_text()
     );
@@ -194,4 +207,71 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
         .map(|p| format!("COMPARED WITH --force: {p}"))
         .collect();
     Ok((report, renamed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Meta;
+    use serde_json::json;
+
+    fn dir(name: &str, device: Value, summary: &str) -> ResultsDir {
+        ResultsDir {
+            dir: PathBuf::from(name),
+            meta: Meta {
+                device,
+                device_summary: summary.into(),
+                plan_sha256: "abc".into(),
+                ..Default::default()
+            },
+            runs: Vec::new(),
+            series: Vec::new(),
+            latency: Vec::new(),
+        }
+    }
+
+    fn card(serial: u64) -> Value {
+        json!({"capacity_bytes": 268435456u64,
+               "identity": {"manfid": 170, "oemid": 0, "name": "QEMU!!", "serial": serial}})
+    }
+
+    #[test]
+    fn bus_width_may_differ_but_the_card_may_not() {
+        let a = dir(
+            "a",
+            card(1),
+            "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 4-bit 52 MHz",
+        );
+        let b = dir(
+            "b",
+            card(1),
+            "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 8-bit 52 MHz",
+        );
+        assert!(mismatches(&[a.clone(), b]).is_empty());
+        let c = dir(
+            "c",
+            card(2),
+            "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 4-bit 52 MHz",
+        );
+        let m = mismatches(&[a, c]);
+        assert_eq!(m.len(), 1);
+        assert!(m[0].contains("serial differs"), "{m:?}");
+        assert_eq!(
+            device_name("QEMU!! 256 MiB eMMC, 8-bit 52 MHz"),
+            "QEMU!! 256 MiB eMMC"
+        );
+    }
+
+    #[test]
+    fn labels_are_unique_and_name_the_output_dir() {
+        let mut a = dir("/r/a", Value::Null, "x");
+        a.meta.label = "v7".into();
+        let mut b = dir("/r/b", Value::Null, "x");
+        b.meta.label = "v7".into();
+        assert_eq!(labels(&[a.clone(), b.clone()]), vec!["v7", "v7#2"]);
+        assert_eq!(
+            out_dir(&[a, b]),
+            PathBuf::from("/r/a/report/compare-v7-vs-v7-2")
+        );
+    }
 }
