@@ -50,6 +50,26 @@ pub fn chart_input<'a>(report: &'a Report, dirs: &[&ResultsDir]) -> ChartInput<'
     input
 }
 
+/// Chart files of an earlier report in `out` (so a re-run leaves no stale chart).
+fn remove_old_charts(out: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(out).with_context(|| format!("cannot list {}", out.display()))? {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ours = ["bars-", "throughput-", "latency-cdf-", "sweep-"]
+            .iter()
+            .any(|p| name.starts_with(p))
+            && (name.ends_with(".svg") || name.ends_with(".png"));
+        if ours {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove old chart {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Write every output into `out`; returns the mail text.
 pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
     std::fs::create_dir_all(out).with_context(|| {
@@ -58,6 +78,7 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
             out.display()
         )
     })?;
+    remove_old_charts(out)?;
     let report = input.report;
     let mail = text::render(report);
     let charts = chart::render_all(input, out)?;

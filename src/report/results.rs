@@ -46,11 +46,21 @@ pub fn sweep_point(workload: &str) -> Option<(String, u64)> {
         .map(|b| (stem.to_string(), b))
 }
 
-/// Measured group rows (no warm-ups) of a results dir.
+/// Measured rows (no warm-ups) that stand for a whole run x direction: the group row
+/// (job "all"), or the only job's row when a run has no group row for that direction.
 pub fn measured(dir: &ResultsDir) -> Vec<&RunRow> {
-    dir.runs
-        .iter()
-        .filter(|r| !r.warmup && r.job == GROUP_JOB)
+    let rows: Vec<&RunRow> = dir.runs.iter().filter(|r| !r.warmup).collect();
+    let count = |r: &RunRow, pred: &dyn Fn(&RunRow) -> bool| {
+        rows.iter()
+            .filter(|o| o.run == r.run && o.direction == r.direction && pred(o))
+            .count()
+    };
+    rows.iter()
+        .copied()
+        .filter(|r| {
+            r.job == GROUP_JOB
+                || (count(r, &|o| o.job == GROUP_JOB) == 0 && count(r, &|_| true) == 1)
+        })
         .collect()
 }
 
@@ -161,7 +171,7 @@ pub fn build(dir: &ResultsDir, baseline: Option<&str>) -> Result<Report> {
     let (configs, workloads) = configs_and_workloads(dir);
     if configs.is_empty() {
         bail!(
-            "{}: runs.csv has no measured group rows (job \"{GROUP_JOB}\", warmup = false); \
+            "{}: runs.csv has no measured rows (warmup = false); \
              run more repetitions than warm-ups",
             dir.dir.display()
         );
@@ -216,6 +226,17 @@ pub fn build(dir: &ResultsDir, baseline: Option<&str>) -> Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_single_job_without_group_row_stands_for_its_run() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
+        let mut d = super::super::load::load(&dir).expect("fixture");
+        let with_group = measured(&d).len();
+        d.runs.retain(|r| r.job != GROUP_JOB);
+        assert_eq!(measured(&d).len(), with_group);
+        assert!(measured(&d).iter().all(|r| r.job != GROUP_JOB));
+    }
 
     #[test]
     fn sweeps_are_named_stem_dash_size() {
