@@ -14,6 +14,7 @@ use super::results;
 use crate::record::ConfigMeta;
 use anyhow::{bail, Result};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Fields that identify the measured device, as (name, value) pairs: for an MMC/SD
@@ -106,20 +107,35 @@ pub fn out_dir(dirs: &[ResultsDir]) -> PathBuf {
         .join(format!("compare-{}", names.join("-vs-")))
 }
 
-/// Rename configs to labels and renumber runs so the dirs can be merged.
-fn relabel(dirs: &[ResultsDir]) -> Vec<ResultsDir> {
+/// Rename configs to labels and renumber runs so the dirs can be merged; also returns
+/// what each renamed config is compared with: the same config in the first dir (or the
+/// first dir's first config when it has no such config).
+fn relabel(dirs: &[ResultsDir]) -> (Vec<ResultsDir>, BTreeMap<String, String>) {
     let labels = labels(dirs);
     let mut offset = 0u32;
     let mut out = Vec::new();
-    for (d, label) in dirs.iter().zip(&labels) {
+    let mut pairs = BTreeMap::new();
+    let (first_configs, _) = results::configs_and_workloads(&dirs[0]);
+    let renamed = |label: &str, configs: &[String], c: &str| {
+        if configs.len() <= 1 {
+            label.to_string()
+        } else {
+            format!("{label}/{c}")
+        }
+    };
+    for (i, (d, label)) in dirs.iter().zip(&labels).enumerate() {
         let (configs, _) = results::configs_and_workloads(d);
-        let name = |c: &str| {
-            if configs.len() <= 1 {
-                label.clone()
-            } else {
-                format!("{label}/{c}")
+        let name = |c: &str| renamed(label, &configs, c);
+        if i > 0 {
+            for c in &configs {
+                let base = if first_configs.contains(c) {
+                    c
+                } else {
+                    &first_configs[0]
+                };
+                pairs.insert(name(c), renamed(&labels[0], &first_configs, base));
             }
-        };
+        }
         let mut r = d.clone();
         for row in &mut r.runs {
             row.config = name(&row.config);
@@ -143,7 +159,7 @@ fn relabel(dirs: &[ResultsDir]) -> Vec<ResultsDir> {
         offset = r.runs.iter().map(|x| x.run).max().unwrap_or(offset);
         out.push(r);
     }
-    out
+    (out, pairs)
 }
 
 pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir>)> {
@@ -155,7 +171,7 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
             problems.join("\n  ")
         );
     }
-    let renamed = relabel(dirs);
+    let (renamed, pairs) = relabel(dirs);
     let mut merged = renamed[0].clone();
     merged.runs = renamed
         .iter()
@@ -172,7 +188,22 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
             }
         }
     }
-    let mut report = results::build(&merged, None)?;
+    let (first_configs, _) = results::configs_and_workloads(&renamed[0]);
+    let several = first_configs.len() > 1;
+    // With several configs per dir, A is the first dir as a whole.
+    let baseline = if several {
+        labels(dirs)[0].clone()
+    } else {
+        first_configs.first().cloned().unwrap_or_default()
+    };
+    let baseline_of = |c: &str| pairs.get(c).cloned();
+    let mut report = results::build_with(&merged, &baseline, &baseline_of)?;
+    if several {
+        report.header.push((
+            "Pairs".into(),
+            format!("each config vs the same config of {baseline}"),
+        ));
+    }
     report.title = format!("mmcab compare: {}", dirs[0].meta.plan_name);
     let summaries: Vec<&str> = dirs
         .iter()

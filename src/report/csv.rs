@@ -62,7 +62,7 @@ pub fn render(report: &Report) -> Result<String> {
                 num(s.median),
                 num(s.ci_low),
                 num(s.ci_high),
-                report.baseline.clone(),
+                r.baseline.clone().unwrap_or_default(),
                 rel,
                 lo,
                 hi,

@@ -34,6 +34,8 @@ pub struct ConfigRow {
     /// Run number of each value.
     pub runs: Vec<f64>,
     pub summary: Summary,
+    /// The config this one is compared with (None for a baseline).
+    pub baseline: Option<String>,
     /// Against the baseline; None for the baseline itself or when it has no values.
     pub change: Option<Change>,
     pub verdict: Option<Verdict>,
@@ -86,6 +88,16 @@ pub struct Report {
 }
 
 impl Report {
+    /// Whether `config` is what some other config is compared with.
+    pub fn is_baseline(&self, config: &str) -> bool {
+        config == self.baseline
+            || self
+                .blocks
+                .iter()
+                .flat_map(|b| &b.rows)
+                .any(|r| r.baseline.as_deref() == Some(config))
+    }
+
     /// Smallest and largest n over all rows.
     pub fn n_range(&self) -> (usize, usize) {
         let ns = self
@@ -104,11 +116,25 @@ impl Report {
     }
 }
 
+/// Which config a config is compared with (None: it is a baseline itself).
+pub type BaselineOf<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The usual case: every config against one baseline.
+pub fn against(baseline: &str) -> impl Fn(&str) -> Option<String> + '_ {
+    move |config: &str| {
+        if config == baseline {
+            None
+        } else {
+            Some(baseline.to_string())
+        }
+    }
+}
+
 /// Build the rows of a block from (config, run number, value) samples; configs in the
-/// given order, the baseline's change left empty.
+/// given order, each compared with `baseline_of(config)` when that has samples.
 pub fn rows_for(
     configs: &[String],
-    baseline: &str,
+    baseline_of: BaselineOf,
     metric: &Metric,
     samples: &[(String, f64, f64)],
 ) -> Vec<ConfigRow> {
@@ -119,7 +145,6 @@ pub fn rows_for(
             .map(|(_, run, v)| (*run, *v))
             .unzip()
     };
-    let (_, base_values) = values_of(baseline);
     configs
         .iter()
         .filter_map(|config| {
@@ -127,13 +152,19 @@ pub fn rows_for(
             if values.is_empty() {
                 return None;
             }
-            let change = if config != baseline && !base_values.is_empty() {
-                Some(stats::welch_change(&base_values, &values))
+            let baseline = baseline_of(config).filter(|b| b != config);
+            let base_values = baseline
+                .as_deref()
+                .map(|b| values_of(b).1)
+                .unwrap_or_default();
+            let (baseline, change) = if base_values.is_empty() {
+                (None, None)
             } else {
-                None
+                (baseline, Some(stats::welch_change(&base_values, &values)))
             };
             Some(ConfigRow {
                 config: config.clone(),
+                baseline,
                 summary: stats::summarize(&values),
                 verdict: change.map(|c| stats::verdict(&c, metric.higher_is_better)),
                 warnings: if values.len() > 1 {
@@ -193,7 +224,7 @@ mod tests {
             s("a", 5.0, 9.9),
             s("b", 6.0, 11.9),
         ];
-        let rows = rows_for(&configs, "a", &m, &samples);
+        let rows = rows_for(&configs, &against("a"), &m, &samples);
         assert_eq!(rows.len(), 2, "c has no samples and is left out");
         assert!(rows[0].change.is_none());
         assert_eq!(rows[1].verdict, Some(Verdict::Faster));

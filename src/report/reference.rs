@@ -9,7 +9,7 @@
 //! `mmcab report results/reference/X.csv` writes the report into
 //! `results/reference/X/`.
 
-use super::model::{rows_for, Block, Metric, Report};
+use super::model::{against, rows_for, Block, Metric, Report};
 use super::{chart, write_outputs};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
@@ -97,7 +97,7 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
                 headline: first.headline,
                 block_size_bytes: first.block_size_bytes,
                 sweep: first.sweep.clone().filter(|s| !s.is_empty()),
-                rows: rows_for(&configs, &baseline, &metric, &samples),
+                rows: rows_for(&configs, &against(&baseline), &metric, &samples),
                 workload,
                 direction,
                 metric,

@@ -12,7 +12,7 @@
 //! size.
 
 use super::load::ResultsDir;
-use super::model::{rows_for, Block, Metric, Report};
+use super::model::{against, rows_for, BaselineOf, Block, Metric, Report};
 use crate::record::{RunRow, GROUP_JOB};
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
@@ -94,7 +94,7 @@ pub fn blocks(
     dir: &ResultsDir,
     configs: &[String],
     workloads: &[String],
-    baseline: &str,
+    baseline_of: BaselineOf,
 ) -> Vec<Block> {
     let rows = measured(dir);
     let sweep_sizes: BTreeMap<String, usize> = workloads
@@ -153,7 +153,7 @@ pub fn blocks(
                         },
                     ),
                     sweep: sweep.as_ref().map(|(stem, _)| stem.clone()),
-                    rows: rows_for(configs, baseline, &metric, &samples),
+                    rows: rows_for(configs, baseline_of, &metric, &samples),
                     metric,
                 });
             }
@@ -166,8 +166,18 @@ fn short_sha(sha: &str) -> &str {
     &sha[..sha.len().min(12)]
 }
 
-/// Report for one results dir.
+/// Report for one results dir: every config against `baseline` (default: the first).
 pub fn build(dir: &ResultsDir, baseline: Option<&str>) -> Result<Report> {
+    let (configs, _) = configs_and_workloads(dir);
+    let baseline = pick_baseline(&configs, baseline)?;
+    let baseline_of = against(&baseline);
+    let report = build_with(dir, &baseline, &baseline_of)?;
+    Ok(report)
+}
+
+/// Report for one results dir with a baseline per config; `baseline` names A in the
+/// header.
+pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> Result<Report> {
     let (configs, workloads) = configs_and_workloads(dir);
     if configs.is_empty() {
         bail!(
@@ -176,7 +186,7 @@ pub fn build(dir: &ResultsDir, baseline: Option<&str>) -> Result<Report> {
             dir.dir.display()
         );
     }
-    let baseline = pick_baseline(&configs, baseline)?;
+    let baseline = baseline.to_string();
     let meta = &dir.meta;
     let device = if meta.device_summary.is_empty() {
         meta.target.clone()
@@ -202,7 +212,7 @@ pub fn build(dir: &ResultsDir, baseline: Option<&str>) -> Result<Report> {
             ),
         ],
         caption: String::new(),
-        blocks: blocks(dir, &configs, &workloads, &baseline),
+        blocks: blocks(dir, &configs, &workloads, baseline_of),
         configs,
         baseline,
         published: false,

@@ -55,6 +55,14 @@ fn name_cell(name: &str) -> String {
     cut(name, NAME_COLUMNS)
 }
 
+/// "A" for the report's baseline, else the name of the config compared with.
+fn versus(report: &Report, row: &super::model::ConfigRow) -> String {
+    match row.baseline.as_deref() {
+        Some(b) if b != report.baseline => ascii(b),
+        _ => "A".to_string(),
+    }
+}
+
 fn block_text(out: &mut String, report: &Report, block: &Block) {
     let better = if block.metric.higher_is_better {
         "higher is better"
@@ -85,7 +93,7 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
     ));
     for row in &block.rows {
         let mut name = cut(&ascii(&row.config), name_w);
-        if row.config == report.baseline {
+        if report.is_baseline(&row.config) {
             name = cut(&format!("{} (A)", ascii(&row.config)), name_w);
         }
         let s = &row.summary;
@@ -108,14 +116,16 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
         let Some(change) = row.change else { continue };
         let line = match row.verdict {
             Some(Verdict::NotTested) | None => format!(
-                "{} vs A: {} (n = {}; single values: no CI, no p)",
+                "{} vs {}: {} (n = {}; single values: no CI, no p)",
                 ascii(&row.config),
+                versus(report, row),
                 format_pct(change.rel),
                 row.summary.n
             ),
             Some(v) => format!(
-                "{} vs A: {} [{}, {}], p {}, n = {}: {}",
+                "{} vs {}: {} [{}, {}], p {}, n = {}: {}",
                 ascii(&row.config),
+                versus(report, row),
                 format_pct(change.rel),
                 format_pct(change.ci_low),
                 format_pct(change.ci_high),

@@ -86,7 +86,7 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                             } else {
                                 None
                             },
-                            is_baseline: r.config == report.baseline,
+                            is_baseline: report.is_baseline(&r.config),
                             label: r.change.map(|c| {
                                 let sig = matches!(
                                     r.verdict,
