@@ -129,10 +129,14 @@ fn draw_panel<DB: DrawingBackend>(
         .fold(0.0f64, f64::max);
     let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
     let names: Vec<String> = panel.bars.iter().map(|b| b.config.clone()).collect();
+    // Config names side by side need about 7 px per character; when they do not fit,
+    // the legend under the title names the colours instead.
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as u32;
+    let fits = longest * 7 * n as u32 <= area.dim_in_pixel().0.saturating_sub(80);
     let mut chart = ChartBuilder::on(area)
         .caption(format!("{} [{}]", panel.title, panel.unit), (FONT, 16))
         .margin(8)
-        .x_label_area_size(if n > 4 { 60 } else { 28 })
+        .x_label_area_size(if fits { 28 } else { 8 })
         .y_label_area_size(64)
         .build_cartesian_2d((0..n.max(1) - 1).into_segmented(), 0.0..y_max)?;
     chart
@@ -140,20 +144,13 @@ fn draw_panel<DB: DrawingBackend>(
         .disable_x_mesh()
         .x_labels(n.max(1))
         .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
+            SegmentValue::CenterOf(i) if fits => names.get(*i).cloned().unwrap_or_default(),
             _ => String::new(),
         })
-        .x_label_style(if n > 4 {
-            (FONT, 12)
-                .into_font()
-                .transform(FontTransform::Rotate90)
-                .into()
-        } else {
-            TextStyle::from((FONT, 13).into_font())
-        })
+        .x_label_style((FONT, 13))
         .y_desc(panel.unit.as_str())
         .y_label_formatter(&|v| super::lines::axis_value(*v))
-        .label_style((FONT, 13))
+        .y_label_style((FONT, 13))
         .draw()?;
     let margin = (area.dim_in_pixel().0 / (n.max(1) as u32 * 8)).min(30);
     chart.draw_series(panel.bars.iter().enumerate().map(|(i, b)| {
@@ -206,7 +203,7 @@ fn draw_panel<DB: DrawingBackend>(
 impl Chart for BarChart {
     fn size(&self) -> (u32, u32) {
         let (rows, cols) = self.grid();
-        ((PANEL_W * cols as u32).max(640), PANEL_H * rows as u32 + 70)
+        ((PANEL_W * cols as u32).max(640), PANEL_H * rows as u32 + 96)
     }
 
     fn draw<DB: DrawingBackend>(
@@ -214,6 +211,21 @@ impl Chart for BarChart {
         root: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let area = frame(root, &self.title, &self.caption)?;
+        let (legend, area) = area.split_vertically(26);
+        // One legend for all panels: config colours are the same everywhere.
+        let mut seen: Vec<(usize, &str)> = Vec::new();
+        for b in self.panels.iter().flat_map(|p| &p.bars) {
+            if !seen.iter().any(|(i, _)| *i == b.color_index) {
+                seen.push((b.color_index, &b.config));
+            }
+        }
+        seen.sort_by_key(|(i, _)| *i);
+        let mut x = 70i32;
+        for (i, name) in seen {
+            legend.draw(&Rectangle::new([(x, 6), (x + 14, 20)], color(i).filled()))?;
+            legend.draw_text(name, &(FONT, 14).into_font().color(&BLACK), (x + 20, 5))?;
+            x += 44 + (name.chars().count() as f64 * 7.5) as i32;
+        }
         let cells = area.split_evenly(self.grid());
         for (cell, panel) in cells.iter().zip(&self.panels) {
             draw_panel(cell, panel, self.published)?;
