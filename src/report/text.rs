@@ -181,6 +181,22 @@ fn published_tables(out: &mut String, report: &Report) {
             .iter()
             .filter(|c| group.iter().any(|b| b.rows.iter().any(|r| &r.config == *c)))
             .collect();
+        // Single-config tables with companion metrics in the same unit (flashbench -a:
+        // pre, on, post and diff) show them side by side, as published.
+        let companions: Vec<&Block> = report
+            .blocks
+            .iter()
+            .filter(|b| {
+                sweep.is_some()
+                    && (b.headline || b.metric.unit == metric.unit)
+                    && b.direction == direction
+                    && &b.sweep == sweep
+            })
+            .collect();
+        if configs.len() == 1 && companions.len() > group.len() {
+            metric_columns(out, &companions);
+            continue;
+        }
         let with_change = configs.len() == 2 && configs.iter().any(|c| **c == report.baseline);
         let cell = |b: &Block, c: &str| {
             b.rows
@@ -242,6 +258,71 @@ fn published_tables(out: &mut String, report: &Report) {
         let title = format!("{what}{dir} ({better} is better)");
         grid(out, &ascii(&title), corner, &row_names, &col_names, &cells);
     }
+}
+
+/// One config, several metrics of one unit: workloads down, metrics across, each named
+/// by what is left after the words all metric names share (`align_pre_us` -> `pre`).
+fn metric_columns(out: &mut String, blocks: &[&Block]) {
+    let mut keys: Vec<&str> = Vec::new();
+    let mut workloads: Vec<&str> = Vec::new();
+    for b in blocks {
+        if !keys.contains(&b.metric.key.as_str()) {
+            keys.push(&b.metric.key);
+        }
+        if !workloads.contains(&b.workload.as_str()) {
+            workloads.push(&b.workload);
+        }
+    }
+    let words: Vec<Vec<&str>> = keys.iter().map(|k| k.split('_').collect()).collect();
+    let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
+    let same_at = |i: usize| words.iter().all(|w| w[i] == words[0][i]);
+    let same_from_end = |i: usize| {
+        words
+            .iter()
+            .all(|w| w[w.len() - 1 - i] == words[0][words[0].len() - 1 - i])
+    };
+    let mut lead = 0;
+    while lead + 1 < shortest && same_at(lead) {
+        lead += 1;
+    }
+    let mut tail = 0;
+    while lead + tail + 1 < shortest && same_from_end(tail) {
+        tail += 1;
+    }
+    let cols: Vec<String> = words
+        .iter()
+        .map(|w| w[lead..w.len() - tail].join("_"))
+        .collect();
+    let cells: Vec<Vec<String>> = workloads
+        .iter()
+        .map(|w| {
+            keys.iter()
+                .map(|k| {
+                    blocks
+                        .iter()
+                        .find(|b| b.workload == *w && b.metric.key == *k)
+                        .and_then(|b| b.rows.first())
+                        .map_or("-".to_string(), |r| published_value(r.summary.mean))
+                })
+                .collect()
+        })
+        .collect();
+    let first = blocks[0];
+    let better = if first.metric.higher_is_better {
+        "higher"
+    } else {
+        "lower"
+    };
+    let config = first.rows.first().map_or("", |r| r.config.as_str());
+    let title = format!(
+        "{}: {} [{}], {}, {config} ({better} is better)",
+        first.sweep.as_deref().unwrap_or(&first.workload),
+        cols.join(", "),
+        first.metric.unit,
+        first.direction
+    );
+    let rows: Vec<String> = workloads.iter().map(|w| ascii(w)).collect();
+    grid(out, &ascii(&title), "workload", &rows, &cols, &cells);
 }
 
 /// A table of strings, split into several tables when wider than 72 columns.
