@@ -1,5 +1,113 @@
 //! Knobs: snapshot, apply, verify, restore (issue: knobs and runner).
-use std::process::ExitCode;
-pub fn cmd_knobs(_args: &crate::cli::KnobsArgs) -> anyhow::Result<ExitCode> {
+//!
+//! A knob is one setting of the stack under test (bus width, packing, a sysfs attribute,
+//! a shell hook). Every kind follows the same life: `snapshot` what the device had before
+//! mmcab touched it, `apply` a value, `verify` by reading it back from where the kernel
+//! reports it, and `restore` the snapshot. The [`guard::KnobGuard`] owns the knobs of a
+//! run and restores them on every exit path.
+//!
+//! One file per kind: [`attribute`] (sysfs/debugfs file), [`caps`] (debugfs host caps and
+//! the runtime-PM re-init), [`ext_csd`] (CMD6 SWITCH), [`command`] (shell hooks);
+//! [`builtin`] maps the names users type (`bus-width`, `packing`, `cqe`, `cache`) onto them.
+
+pub mod attribute;
+pub mod command;
+pub mod guard;
+
+use anyhow::Result;
+
+/// One switchable setting. Values are strings in the plan's words ("8", "on", "1").
+pub trait Knob: Send {
+    /// The name users type in a plan (`bus-width`, or a custom knob's name).
+    fn name(&self) -> &str;
+
+    /// Canonical form of a value as written in a plan, or an error naming the allowed
+    /// values. Touches nothing.
+    fn normalize(&self, value: &str) -> Result<String> {
+        Ok(value.trim().to_string())
+    }
+
+    /// Refuse a value before any I/O when it is unsafe or impossible (e.g. widening the
+    /// bus past what the host came up with without `--force`). Touches nothing.
+    fn check(&self, _value: &str, _force: bool) -> Result<()> {
+        Ok(())
+    }
+
+    /// The value in effect now, read from where the kernel reports it.
+    fn read(&self) -> Result<String>;
+
+    /// Remember the current state so that [`Knob::restore`] can put it back. Called once,
+    /// before the first apply.
+    fn snapshot(&mut self) -> Result<()>;
+
+    /// The value remembered by [`Knob::snapshot`], in the plan's words.
+    fn original(&self) -> Option<String>;
+
+    /// Set a (normalized) value.
+    fn apply(&mut self, value: &str) -> Result<()>;
+
+    /// Read the value back; an error says what was found instead.
+    fn verify(&self, value: &str) -> Result<()> {
+        let found = self.read()?;
+        if found == value {
+            Ok(())
+        } else {
+            anyhow::bail!(
+                "knob {}: expected '{value}' after applying it, but the device reports '{found}'",
+                self.name()
+            )
+        }
+    }
+
+    /// Put the snapshot back (and check it took). Safe to call more than once.
+    fn restore(&mut self) -> Result<()>;
+
+    /// Shell commands that restore the snapshot by hand, printed when restore fails and
+    /// saved as `restore.sh` in the results directory.
+    fn restore_commands(&self) -> Vec<String>;
+}
+
+/// Why a knob cannot be used here, in words that say what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    pub knob: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "knob {} is unavailable: {}", self.knob, self.reason)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// Quote a string for a POSIX shell (used in printed restore commands).
+pub fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=+,@%".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("/sys/block/mmcblk0/x"), "/sys/block/mmcblk0/x");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}
+
+pub fn cmd_knobs(_args: &crate::cli::KnobsArgs) -> anyhow::Result<std::process::ExitCode> {
     anyhow::bail!("mmcab knobs: under construction")
 }
