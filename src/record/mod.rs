@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod writer;
+
 /// Job name used for the rows that aggregate all jobs of a workload (group reporting).
 pub const GROUP_JOB: &str = "all";
 
