@@ -111,3 +111,6 @@ mod tests {
 pub fn cmd_knobs(_args: &crate::cli::KnobsArgs) -> anyhow::Result<std::process::ExitCode> {
     anyhow::bail!("mmcab knobs: under construction")
 }
+
+/// Names of the built-in knobs, as users type them in plans.
+pub const BUILTIN_NAMES: &[&str] = &["bus-width", "packing", "cqe", "cache"];
