@@ -11,6 +11,7 @@
 //! [`builtin`] maps the names users type (`bus-width`, `packing`, `cqe`, `cache`) onto them.
 
 pub mod attribute;
+pub mod caps;
 pub mod command;
 pub mod guard;
 
