@@ -13,6 +13,7 @@
 pub mod attribute;
 pub mod caps;
 pub mod command;
+pub mod ext_csd;
 pub mod guard;
 
 use anyhow::Result;
