@@ -12,6 +12,8 @@ pub struct AttributeKnob {
     path: PathBuf,
     /// Allowed values; empty means any.
     values: Vec<String>,
+    /// Words users may type for a value (`on` -> `1`).
+    aliases: Vec<(String, String)>,
     original: Option<String>,
 }
 
@@ -21,8 +23,17 @@ impl AttributeKnob {
             name: name.to_string(),
             path: path.into(),
             values,
+            aliases: Vec::new(),
             original: None,
         }
+    }
+
+    pub fn with_aliases(mut self, aliases: &[(&str, &str)]) -> Self {
+        self.aliases = aliases
+            .iter()
+            .map(|(a, v)| (a.to_string(), v.to_string()))
+            .collect();
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -76,7 +87,10 @@ impl Knob for AttributeKnob {
     }
 
     fn normalize(&self, value: &str) -> Result<String> {
-        let value = value.trim().to_string();
+        let mut value = value.trim().to_string();
+        if let Some((_, v)) = self.aliases.iter().find(|(a, _)| *a == value) {
+            value = v.clone();
+        }
         if !self.values.is_empty() && !self.values.contains(&value) {
             bail!(
                 "knob {}: '{value}' is not one of its values ({})",
