@@ -75,7 +75,10 @@ pub fn resolve(name: &str, env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> 
         "packing" => packing(env),
         "cqe" => cqe(env),
         "cache" => cache(env),
-        other => bail!("'{other}' is not a built-in knob (built-ins: {})", super::BUILTIN_NAMES.join(", ")),
+        other => bail!(
+            "'{other}' is not a built-in knob (built-ins: {})",
+            super::BUILTIN_NAMES.join(", ")
+        ),
     }
 }
 
@@ -144,7 +147,9 @@ fn packing(env: &KnobEnv) -> Result<Box<dyn Knob>> {
                 ));
             }
         }
-        Err(err) => reasons.push(format!("cannot read EXT_CSD to check packed support: {err:#}")),
+        Err(err) => reasons.push(format!(
+            "cannot read EXT_CSD to check packed support: {err:#}"
+        )),
     }
     if !reasons.is_empty() {
         return Err(unavailable("packing", reasons.join("; ")));
@@ -170,14 +175,19 @@ fn cqe(env: &KnobEnv) -> Result<Box<dyn Knob>> {
             "{} is {} on this kernel: mainline decides CQE when the card is initialised (host \
              caps2 CQE bit), so A/B it across boots with --label",
             attribute.display(),
-            if attribute.exists() { "read-only" } else { "missing" }
+            if attribute.exists() {
+                "read-only"
+            } else {
+                "missing"
+            }
         ));
     }
     if !reasons.is_empty() {
         return Err(unavailable("cqe", reasons.join("; ")));
     }
     Ok(Box::new(
-        AttributeKnob::new("cqe", attribute, vec!["0".into(), "1".into()]).with_aliases(&[("on", "1"), ("off", "0")]),
+        AttributeKnob::new("cqe", attribute, vec!["0".into(), "1".into()])
+            .with_aliases(&[("on", "1"), ("off", "0")]),
     ))
 }
 
@@ -284,7 +294,13 @@ fn current_without_knob(name: &str, env: &KnobEnv) -> Option<String> {
         "cache" => ext_csd_fields(&env.paths, &["CACHE_CTRL"])
             .ok()
             .and_then(|f| f[0])
-            .map(|v| if v & 1 == 1 { "on".to_string() } else { "off".to_string() }),
+            .map(|v| {
+                if v & 1 == 1 {
+                    "on".to_string()
+                } else {
+                    "off".to_string()
+                }
+            }),
         _ => None,
     }
 }
@@ -296,10 +312,19 @@ pub fn fill_placeholders(text: &str, paths: Option<&MmcPaths>, disk: &str) -> St
         for (key, value) in [
             ("{host}", p.host.clone()),
             ("{card}", p.card.clone()),
-            ("{block_sysfs}", p.block_sysfs.to_string_lossy().into_owned()),
+            (
+                "{block_sysfs}",
+                p.block_sysfs.to_string_lossy().into_owned(),
+            ),
             ("{card_sysfs}", p.card_sysfs.to_string_lossy().into_owned()),
-            ("{host_debugfs}", p.host_debugfs.to_string_lossy().into_owned()),
-            ("{card_debugfs}", p.card_debugfs.to_string_lossy().into_owned()),
+            (
+                "{host_debugfs}",
+                p.host_debugfs.to_string_lossy().into_owned(),
+            ),
+            (
+                "{card_debugfs}",
+                p.card_debugfs.to_string_lossy().into_owned(),
+            ),
         ] {
             out = out.replace(key, &value);
         }
@@ -308,7 +333,12 @@ pub fn fill_placeholders(text: &str, paths: Option<&MmcPaths>, disk: &str) -> St
 }
 
 /// A knob declared in the plan (`[[knob]]`).
-pub fn custom(decl: &KnobDecl, paths: Option<&MmcPaths>, disk: &str, force: bool) -> Result<Box<dyn Knob>> {
+pub fn custom(
+    decl: &KnobDecl,
+    paths: Option<&MmcPaths>,
+    disk: &str,
+    force: bool,
+) -> Result<Box<dyn Knob>> {
     decl.validate()?;
     let fill = |s: &Option<String>| s.as_deref().map(|s| fill_placeholders(s, paths, disk));
     Ok(match decl.kind {
@@ -328,7 +358,10 @@ pub fn custom(decl: &KnobDecl, paths: Option<&MmcPaths>, disk: &str, force: bool
         )),
         KnobKind::ExtCsd => {
             let Some(paths) = paths else {
-                bail!("knob {}: an ext_csd knob needs an MMC device as --device", decl.name);
+                bail!(
+                    "knob {}: an ext_csd knob needs an MMC device as --device",
+                    decl.name
+                );
             };
             let field = decl.field.clone().expect("validated");
             let index = ext_csd_index(&field);
@@ -358,7 +391,10 @@ fn ext_csd_fields(paths: &MmcPaths, names: &[&str]) -> Result<Vec<Option<u64>>> 
 }
 
 fn ext_csd_index(field: &str) -> Option<usize> {
-    field.parse().ok().or_else(|| crate::device::ext_csd::field_index(field))
+    field
+        .parse()
+        .ok()
+        .or_else(|| crate::device::ext_csd::field_index(field))
 }
 
 struct CardExtCsd {
@@ -380,7 +416,12 @@ impl ExtCsdAccess for CardExtCsd {
             .read(true)
             .write(true)
             .open(&self.paths.dev_node)
-            .with_context(|| format!("opening {} for the mmc ioctl (run as root)", self.paths.dev_node.display()))?;
+            .with_context(|| {
+                format!(
+                    "opening {} for the mmc ioctl (run as root)",
+                    self.paths.dev_node.display()
+                )
+            })?;
         crate::device::ioctl::switch(&file, index as u8, value, 1)
     }
 

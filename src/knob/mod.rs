@@ -110,19 +110,6 @@ pub fn shell_quote(text: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("/sys/block/mmcblk0/x"), "/sys/block/mmcblk0/x");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
-        assert_eq!(shell_quote(""), "''");
-    }
-}
-
 /// `mmcab knobs DEVICE [--json]`: each built-in knob, its current value, whether it can
 /// be switched here, and why not.
 pub fn cmd_knobs(args: &crate::cli::KnobsArgs) -> anyhow::Result<std::process::ExitCode> {
@@ -147,7 +134,11 @@ pub fn knobs_table(statuses: &[builtin::KnobStatus]) -> String {
         ));
         out.push_str(&format!("    values: {}\n", s.values));
         if !s.reason.is_empty() {
-            out.push_str(&format!("    {}: {}\n", if s.available { "note" } else { "why" }, s.reason));
+            out.push_str(&format!(
+                "    {}: {}\n",
+                if s.available { "note" } else { "why" },
+                s.reason
+            ));
         }
     }
     out
@@ -155,3 +146,16 @@ pub fn knobs_table(statuses: &[builtin::KnobStatus]) -> String {
 
 /// Names of the built-in knobs, as users type them in plans.
 pub const BUILTIN_NAMES: &[&str] = &["bus-width", "packing", "cqe", "cache"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("/sys/block/mmcblk0/x"), "/sys/block/mmcblk0/x");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

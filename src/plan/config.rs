@@ -105,12 +105,15 @@ pub struct KnobDecl {
     pub field: Option<String>,
 }
 
+/// (key, present) pairs a kind needs or forbids.
+type KeyChecks<'a> = &'a [(&'a str, bool)];
+
 impl KnobDecl {
     /// Check that the keys a kind needs are there and no others.
     pub fn validate(&self) -> Result<()> {
         let name = &self.name;
         let has = |o: &Option<String>| o.is_some();
-        let (needs, forbids): (&[(&str, bool)], &[(&str, bool)]) = match self.kind {
+        let (needs, forbids): (KeyChecks, KeyChecks) = match self.kind {
             KnobKind::Attribute => (
                 &[("path", has(&self.path))],
                 &[

@@ -105,7 +105,10 @@ impl Observer {
                 .while_active(|| crate::device::ios::read_ios(&env.paths))?;
             if let Some(want) = expect.bus_width {
                 if ios.bus_width_bits != want {
-                    wrong.push(format!("bus width {} bits, expected {want}", ios.bus_width_bits));
+                    wrong.push(format!(
+                        "bus width {} bits, expected {want}",
+                        ios.bus_width_bits
+                    ));
                 }
             }
             if let Some(want) = expect.clock_hz {
@@ -125,7 +128,10 @@ impl Observer {
                 match ext_csd.field(field) {
                     Some(v) if v == *want => {}
                     Some(v) => wrong.push(format!("EXT_CSD {field} = {v}, expected {want}")),
-                    None => bail!("config {}: expect.ext_csd.{field}: no such EXT_CSD field", config.name),
+                    None => bail!(
+                        "config {}: expect.ext_csd.{field}: no such EXT_CSD field",
+                        config.name
+                    ),
                 }
             }
         }
@@ -143,7 +149,9 @@ impl Observer {
     /// ios and EXT_CSD as they are now, for meta.json.
     pub fn observe_config(&self, meta: &mut ConfigMeta) {
         let Some(env) = &self.env else { return };
-        if let Ok(ios) = HostCaps::new(&env.paths).while_active(|| crate::device::ios::read_ios(&env.paths)) {
+        if let Ok(ios) =
+            HostCaps::new(&env.paths).while_active(|| crate::device::ios::read_ios(&env.paths))
+        {
             meta.ios = serde_json::to_value(&ios).unwrap_or_default();
         }
         if let Ok((ext_csd, _)) = crate::device::ext_csd::read_ext_csd(&env.paths) {

@@ -45,8 +45,14 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
     let mut session = Session::from_args(args, true)?;
     let needs_mmc = session.configs.iter().any(|c| {
         !c.expect.is_empty()
-            || c.knobs.keys().any(|k| crate::knob::BUILTIN_NAMES.contains(&k.as_str()))
-    }) || session.plan.knob.iter().any(|k| k.kind == super::config::KnobKind::ExtCsd);
+            || c.knobs
+                .keys()
+                .any(|k| crate::knob::BUILTIN_NAMES.contains(&k.as_str()))
+    }) || session
+        .plan
+        .knob
+        .iter()
+        .any(|k| k.kind == super::config::KnobKind::ExtCsd);
     let observer = Observer::open(&session.target, needs_mmc)?;
 
     // Knobs used by any selected config, each checked for every value before any I/O.
@@ -66,7 +72,10 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
     for config in &session.configs {
         let mut values = BTreeMap::new();
         for (name, value) in config.knob_values()? {
-            let knob = knobs.iter().find(|k| k.name() == name).expect("built above");
+            let knob = knobs
+                .iter()
+                .find(|k| k.name() == name)
+                .expect("built above");
             let value = knob
                 .normalize(&value)
                 .with_context(|| format!("config {}", config.name))?;
@@ -85,7 +94,10 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
     let (writer, mut meta) = match session.resumed.take() {
         Some((writer, meta)) => (writer, meta),
         None => {
-            let out = args.out.clone().unwrap_or_else(|| session.default_out_dir());
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| session.default_out_dir());
             let mut meta = session.new_meta();
             observer.describe(&mut meta);
             (ResultsWriter::create(&out, &meta)?, meta)
@@ -122,7 +134,9 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
             slot.run, config.name, spec.name, slot.repetition
         );
         put_in_place(&mut guard, &wanted[slot.config]).with_context(|| what.clone())?;
-        observer.check_expect(config).with_context(|| what.clone())?;
+        observer
+            .check_expect(config)
+            .with_context(|| what.clone())?;
         let config_meta = &mut meta.configs[slot.config];
         if config_meta.ios.is_null() && config_meta.ext_csd_hex.is_empty() {
             observer.observe_config(config_meta);
@@ -237,7 +251,9 @@ fn put_in_place(guard: &mut KnobGuard, wanted: &BTreeMap<String, String>) -> Res
             .knob(&name)
             .expect("name from the guard")
             .verify(&want)
-            .with_context(|| format!("verifying {name} = {want} (mislabelled data is worse than none: stopping)"))?;
+            .with_context(|| {
+                format!("verifying {name} = {want} (mislabelled data is worse than none: stopping)")
+            })?;
     }
     Ok(())
 }
@@ -267,7 +283,11 @@ pub fn summary_table(rows: &[RunRow]) -> String {
     let mut groups: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
     let mut order: Vec<(String, String, String)> = Vec::new();
     for row in rows.iter().filter(|r| r.job == GROUP_JOB && !r.warmup) {
-        let key = (row.workload.clone(), row.direction.clone(), row.config.clone());
+        let key = (
+            row.workload.clone(),
+            row.direction.clone(),
+            row.config.clone(),
+        );
         if !groups.contains_key(&key) {
             order.push(key.clone());
         }
@@ -304,9 +324,9 @@ impl Progress {
     fn new(total: u64, quiet: bool) -> Progress {
         let bar = if !quiet && std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(total);
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{bar:30} run {pos}/{len} ETA {eta} {msg}",
-            ) {
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{bar:30} run {pos}/{len} ETA {eta} {msg}")
+            {
                 bar.set_style(style);
             }
             Some(bar)

@@ -55,8 +55,16 @@ impl Session {
             .with_context(|| format!("plan file {}", args.plan.display()))?;
         let configs = select_configs(&plan, &args.config)?;
         let workloads = select_workloads(&plan, &args.workload)?;
-        let order = Order::parse(args.order.as_deref().or(plan.order.as_deref()).unwrap_or("interleaved"))?;
-        let repetitions = args.repeat.or(plan.repetitions).unwrap_or(DEFAULT_REPETITIONS);
+        let order = Order::parse(
+            args.order
+                .as_deref()
+                .or(plan.order.as_deref())
+                .unwrap_or("interleaved"),
+        )?;
+        let repetitions = args
+            .repeat
+            .or(plan.repetitions)
+            .unwrap_or(DEFAULT_REPETITIONS);
         if repetitions == 0 {
             bail!("repetitions must be at least 1 (--repeat or the plan's `repetitions`)");
         }
@@ -70,7 +78,14 @@ impl Session {
                  directory (or --dry-run to only print the matrix)"
             ),
         };
-        let slots = expand(configs.len(), workloads.len(), repetitions, warmup, order, seed);
+        let slots = expand(
+            configs.len(),
+            workloads.len(),
+            repetitions,
+            warmup,
+            order,
+            seed,
+        );
         Ok(Session {
             plan,
             plan_text,
@@ -133,7 +148,14 @@ impl Session {
         let configs = select_configs(&plan, &names)?;
         let workloads = select_workloads(&plan, &meta.workloads)?;
         let order = Order::parse(&meta.order)?;
-        let slots = expand(configs.len(), workloads.len(), meta.repetitions, meta.warmup, order, meta.seed);
+        let slots = expand(
+            configs.len(),
+            workloads.len(),
+            meta.repetitions,
+            meta.warmup,
+            order,
+            meta.seed,
+        );
         Ok(Session {
             plan_text: meta.plan_text.clone(),
             plan,
@@ -187,10 +209,17 @@ impl Session {
             out.push_str(&format!(
                 "config {}: {}\n",
                 config.name,
-                if knobs.is_empty() { "device as found".to_string() } else { knobs.join(" ") }
+                if knobs.is_empty() {
+                    "device as found".to_string()
+                } else {
+                    knobs.join(" ")
+                }
             ));
         }
-        out.push_str(&format!("{:>5}  {:<16} {:<20} {:>4}  {}\n", "run", "config", "workload", "rep", "note"));
+        out.push_str(&format!(
+            "{:>5}  {:<16} {:<20} {:>4}  {}\n",
+            "run", "config", "workload", "rep", "note"
+        ));
         for slot in &self.slots {
             let mut note = Vec::new();
             if slot.warmup {
@@ -282,7 +311,10 @@ fn select_configs(plan: &Plan, names: &[String]) -> Result<Vec<ConfigSpec>> {
             None => bail!(
                 "plan {} has no config '{name}'; it has: {}",
                 plan.name,
-                all.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                all.iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -300,7 +332,11 @@ fn select_workloads(plan: &Plan, names: &[String]) -> Result<Vec<usize>> {
             None => bail!(
                 "plan {} has no workload '{name}'; it has: {}",
                 plan.name,
-                plan.workload.iter().map(|w| w.name.as_str()).collect::<Vec<_>>().join(", ")
+                plan.workload
+                    .iter()
+                    .map(|w| w.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -315,7 +351,9 @@ pub fn unix_now() -> f64 {
 }
 
 fn read_trimmed(path: &str) -> String {
-    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -324,7 +362,13 @@ fn hex(bytes: &[u8]) -> String {
 
 fn sanitize(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
