@@ -48,11 +48,16 @@ impl Session {
     }
 
     fn fresh(args: &RunArgs, require_device: bool) -> Result<Session> {
-        let plan_text = std::fs::read_to_string(&args.plan)
-            .with_context(|| format!("cannot read plan file {}", args.plan.display()))?;
+        let Some(plan_path) = &args.plan else {
+            bail!(
+                "mmcab run needs a PLAN file (e.g. workloads/bus-width-ab.toml), or --resume DIR"
+            );
+        };
+        let plan_text = std::fs::read_to_string(plan_path)
+            .with_context(|| format!("cannot read plan file {}", plan_path.display()))?;
         let plan: Plan = plan_text
             .parse()
-            .with_context(|| format!("plan file {}", args.plan.display()))?;
+            .with_context(|| format!("plan file {}", plan_path.display()))?;
         let configs = select_configs(&plan, &args.config)?;
         let workloads = select_workloads(&plan, &args.workload)?;
         let order = Order::parse(
@@ -109,6 +114,18 @@ impl Session {
         let (writer, meta, finished) = ResultsWriter::resume(dir)?;
         if meta.finished_unix_s.is_some() {
             bail!("{} is a finished run: nothing to resume", dir.display());
+        }
+        if let Some(plan_path) = &args.plan {
+            let text = std::fs::read(plan_path)
+                .with_context(|| format!("cannot read plan file {}", plan_path.display()))?;
+            if hex(&Sha256::digest(&text)) != meta.plan_sha256 {
+                bail!(
+                    "{} is not the plan the interrupted run used (its copy is in {}/meta.json): \
+                     leave PLAN out with --resume",
+                    plan_path.display(),
+                    dir.display()
+                );
+            }
         }
         let plan: Plan = meta
             .plan_text

@@ -26,7 +26,8 @@ pub fn cancel_on_signals() -> Result<Arc<AtomicBool>> {
 }
 
 pub fn cmd_run_once(args: &crate::cli::RunArgs) -> Result<ExitCode> {
-    let plan = Plan::load(&args.plan)?;
+    let plan_path = args.plan.clone().context("mmcab run needs a PLAN file")?;
+    let plan = Plan::load(&plan_path)?;
     let Some(device) = &args.device else {
         bail!(
             "mmcab run needs --device TARGET: a block device (/dev/mmcblk0), a file or a directory"
@@ -41,7 +42,7 @@ pub fn cmd_run_once(args: &crate::cli::RunArgs) -> Result<ExitCode> {
                 Some(w) => picked.push(w),
                 None => bail!(
                     "plan {} has no workload '{name}'; it has: {}",
-                    args.plan.display(),
+                    plan_path.display(),
                     plan.workload
                         .iter()
                         .map(|w| w.name.as_str())
