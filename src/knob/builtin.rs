@@ -137,9 +137,11 @@ fn packing(env: &KnobEnv) -> Result<Box<dyn Knob>> {
             env.kernel_release
         ));
     }
+    let mut max_packed_writes = 0;
     match ext_csd_fields(&env.paths, &["EXT_CSD_REV", "MAX_PACKED_WRITES"]) {
         Ok(f) => {
             let (rev, max) = (f[0].unwrap_or(0), f[1].unwrap_or(0));
+            max_packed_writes = max;
             if rev < 6 || max == 0 {
                 reasons.push(format!(
                     "the card does not support packed commands (EXT_CSD_REV {rev}, needs >= 6; \
@@ -157,6 +159,7 @@ fn packing(env: &KnobEnv) -> Result<Box<dyn Knob>> {
     Ok(Box::new(PackingKnob::new(
         attribute,
         env.paths.card_debugfs.join(packing::STATS),
+        max_packed_writes,
     )))
 }
 
@@ -225,7 +228,7 @@ pub fn status(env: &KnobEnv) -> Vec<KnobStatus> {
         .map(|name| {
             let values = match *name {
                 "bus-width" => "1, 4, 8 (wider than the host came up with: --force)",
-                "packing" => "on, off, or the queued writes that start packing",
+                "packing" => "on (kernel default trigger) or a trigger 1..=MAX_PACKED_WRITES",
                 _ => "on, off",
             }
             .to_string();
