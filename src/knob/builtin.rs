@@ -15,9 +15,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::path::Path;
 
-/// The first kernel whose debugfs `caps` accepts the bus-width bits (the change was
-/// merged after 6.18).
-pub const BUS_WIDTH_SWITCH_SINCE: (u32, u32) = (6, 19);
+use crate::device::capabilities::{kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE};
 
 /// A device and the kernel driving it, as the knobs see them.
 #[derive(Debug, Clone)]
@@ -50,14 +48,6 @@ pub struct KnobStatus {
     pub values: String,
     /// Why it is unavailable, or a note on how it works here.
     pub reason: String,
-}
-
-/// Parse `7.2.13+deb14-armmp` -> (7, 2).
-pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
 }
 
 fn unavailable(knob: &str, reason: String) -> anyhow::Error {
@@ -105,7 +95,7 @@ fn bus_width(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
         ));
     }
     match kernel_version(&env.kernel_release) {
-        Some(v) if v >= BUS_WIDTH_SWITCH_SINCE || force => {}
+        Some(v) if v >= BUS_WIDTH_CAPS_WRITABLE_SINCE || force => {}
         _ => {
             return Err(unavailable(
                 "bus-width",
@@ -385,7 +375,7 @@ pub fn custom(
 
 fn ios_bus_width(paths: &MmcPaths) -> Result<u32> {
     let ios = crate::device::ios::read_ios(paths)?;
-    Ok(ios.bus_width_bits)
+    Ok(u32::from(ios.bus_width_bits))
 }
 
 fn ext_csd_fields(paths: &MmcPaths, names: &[&str]) -> Result<Vec<Option<u64>>> {
@@ -393,12 +383,17 @@ fn ext_csd_fields(paths: &MmcPaths, names: &[&str]) -> Result<Vec<Option<u64>>> 
     Ok(names.iter().map(|n| ext_csd.field(n)).collect())
 }
 
+/// Offset of a one-byte EXT_CSD field by name (or a number given as the field).
 fn ext_csd_index(field: &str) -> Option<usize> {
-    field
-        .parse()
-        .ok()
-        .or_else(|| crate::device::ext_csd::field_index(field))
+    field.parse().ok().or_else(|| {
+        crate::device::ext_csd_table::find(&field.to_ascii_uppercase())
+            .filter(|f| f.width == 1)
+            .map(|f| f.offset)
+    })
 }
+
+/// CMD6 argument "command set" for the normal (non-vendor) command set.
+const EXT_CSD_CMD_SET_NORMAL: u8 = 1;
 
 struct CardExtCsd {
     paths: MmcPaths,
@@ -408,7 +403,7 @@ impl ExtCsdAccess for CardExtCsd {
     fn read_byte(&self, index: usize) -> Result<u8> {
         let (ext_csd, _source) = crate::device::ext_csd::read_ext_csd(&self.paths)?;
         ext_csd
-            .raw()
+            .raw
             .get(index)
             .copied()
             .with_context(|| format!("EXT_CSD has no byte {index}"))
@@ -425,24 +420,16 @@ impl ExtCsdAccess for CardExtCsd {
                     self.paths.dev_node.display()
                 )
             })?;
-        crate::device::ioctl::switch(&file, index as u8, value, 1)
+        crate::device::ioctl::switch(&file, index as u8, value, EXT_CSD_CMD_SET_NORMAL)
+            .with_context(|| {
+                format!(
+                    "{}: CMD6 SWITCH of EXT_CSD[{index}] to {value}",
+                    self.paths.dev_node.display()
+                )
+            })
     }
 
     fn dev_node(&self) -> String {
         self.paths.dev_node.to_string_lossy().into_owned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kernel_versions() {
-        assert_eq!(kernel_version("7.2.13+deb14-armmp"), Some((7, 2)));
-        assert_eq!(kernel_version("6.12.95+deb12-armmp"), Some((6, 12)));
-        assert!(kernel_version("6.12.95").unwrap() < BUS_WIDTH_SWITCH_SINCE);
-        assert!(kernel_version("6.19.0").unwrap() >= BUS_WIDTH_SWITCH_SINCE);
-        assert_eq!(kernel_version(""), None);
     }
 }

@@ -15,9 +15,7 @@ use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-pub const MMC_CAP_4_BIT_DATA: u32 = 1 << 0;
-pub const MMC_CAP_8_BIT_DATA: u32 = 1 << 6;
-pub const MMC_CAP_AGGRESSIVE_PM: u32 = 1 << 7;
+use crate::device::capabilities::{MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA, MMC_CAP_AGGRESSIVE_PM};
 
 /// The debugfs caps file of a host and the runtime-PM files of its card.
 #[derive(Debug, Clone)]

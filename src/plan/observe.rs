@@ -104,7 +104,7 @@ impl Observer {
             let ios = HostCaps::new(&env.paths)
                 .while_active(|| crate::device::ios::read_ios(&env.paths))?;
             if let Some(want) = expect.bus_width {
-                if ios.bus_width_bits != want {
+                if u32::from(ios.bus_width_bits) != want {
                     wrong.push(format!(
                         "bus width {} bits, expected {want}",
                         ios.bus_width_bits
@@ -155,7 +155,7 @@ impl Observer {
             meta.ios = serde_json::to_value(&ios).unwrap_or_default();
         }
         if let Ok((ext_csd, _)) = crate::device::ext_csd::read_ext_csd(&env.paths) {
-            meta.ext_csd_hex = ext_csd.raw().iter().map(|b| format!("{b:02x}")).collect();
+            meta.ext_csd_hex = ext_csd.to_hex();
         }
     }
 
@@ -163,10 +163,12 @@ impl Observer {
     pub fn describe(&self, meta: &mut Meta) {
         if let Some(env) = &self.env {
             match crate::device::info_json(&env.paths) {
-                Ok(json) => meta.device = json,
+                Ok(json) => {
+                    meta.device_summary = crate::device::summary(&json);
+                    meta.device = json;
+                }
                 Err(err) => eprintln!("mmcab: warning: device identity for meta.json: {err:#}"),
             }
-            meta.device_summary = crate::device::summary(&env.paths).unwrap_or_default();
         } else {
             meta.device_summary = self.target.clone();
         }
