@@ -133,7 +133,8 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
             "run {}/{total} ({}, {}, repetition {})",
             slot.run, config.name, spec.name, slot.repetition
         );
-        put_in_place(&mut guard, &wanted[slot.config]).with_context(|| what.clone())?;
+        let verified =
+            put_in_place(&mut guard, &wanted[slot.config]).with_context(|| what.clone())?;
         observer
             .check_expect(config)
             .with_context(|| what.clone())?;
@@ -190,12 +191,17 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
             .map(|d| format!("{:.2} MB/s {}", d.mb_per_s(), d.direction.as_str()))
             .collect();
         progress.advance(&format!(
-            "run {}/{total} {} {} rep {}{}: {}",
+            "run {}/{total} {} {} rep {}{}{}: {}",
             slot.run,
             config.name,
             spec.name,
             slot.repetition,
             if slot.warmup { " (warm-up)" } else { "" },
+            if verified.is_empty() {
+                String::new()
+            } else {
+                format!(" [verified {}]", verified.join(" "))
+            },
             speeds.join(", ")
         ));
         for row in &rows {
@@ -231,8 +237,10 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
 }
 
 /// Bring every knob to what this config wants (knobs the config leaves out go back to
-/// their snapshot), applying only those that differ, then verify all of them.
-fn put_in_place(guard: &mut KnobGuard, wanted: &BTreeMap<String, String>) -> Result<()> {
+/// their snapshot), applying only those that differ, then verify all of them. Returns
+/// `name=value` of every knob verified.
+fn put_in_place(guard: &mut KnobGuard, wanted: &BTreeMap<String, String>) -> Result<Vec<String>> {
+    let mut verified = Vec::new();
     for name in guard.names() {
         let knob = guard.knob(&name).expect("name from the guard");
         let want = match wanted.get(&name) {
@@ -254,8 +262,9 @@ fn put_in_place(guard: &mut KnobGuard, wanted: &BTreeMap<String, String>) -> Res
             .with_context(|| {
                 format!("verifying {name} = {want} (mislabelled data is worse than none: stopping)")
             })?;
+        verified.push(format!("{name}={want}"));
     }
-    Ok(())
+    Ok(verified)
 }
 
 fn evidence(guard: &KnobGuard) -> Vec<(String, String)> {

@@ -245,14 +245,16 @@ impl Session {
             if self.finished.contains(&slot.run) {
                 note.push("done");
             }
-            out.push_str(&format!(
-                "{:>5}  {:<16} {:<20} {:>4}  {}\n",
+            let line = format!(
+                "{:>5}  {:<16} {:<20} {:>4}  {}",
                 slot.run,
                 self.configs[slot.config].name,
                 self.workload_name(slot),
                 slot.repetition,
                 note.join(", ")
-            ));
+            );
+            out.push_str(line.trim_end());
+            out.push('\n');
         }
         out
     }
