@@ -124,10 +124,10 @@ pub fn cmd_knobs(args: &crate::cli::KnobsArgs) -> anyhow::Result<std::process::E
 
 /// The `mmcab knobs` table: one knob per line, then its values and the reason, indented.
 pub fn knobs_table(statuses: &[builtin::KnobStatus]) -> String {
-    let mut out = format!("{:<10} {:<12} {:<26}\n", "knob", "available", "value");
+    let mut out = format!("{:<10} {:<10} {}\n", "knob", "available", "value");
     for s in statuses {
         out.push_str(&format!(
-            "{:<10} {:<12} {:<26}\n",
+            "{:<10} {:<10} {}\n",
             s.name,
             if s.available { "yes" } else { "no" },
             s.value.as_deref().unwrap_or("-")

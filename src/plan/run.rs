@@ -304,14 +304,14 @@ pub fn summary_table(rows: &[RunRow]) -> String {
     }
     order.sort();
     let mut out = format!(
-        "{:<20} {:<6} {:<16} {:>4} {:>12}\n",
+        "{:<20} {:<6} {:<16} {:>4} {:>13}\n",
         "workload", "dir", "config", "runs", "mean_mb_per_s"
     );
     for key in order {
         let values = &groups[&key];
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         out.push_str(&format!(
-            "{:<20} {:<6} {:<16} {:>4} {:>12.2}\n",
+            "{:<20} {:<6} {:<16} {:>4} {:>13.2}\n",
             key.0,
             key.1,
             key.2,
