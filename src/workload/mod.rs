@@ -79,6 +79,7 @@ impl std::error::Error for Cancelled {}
 /// What one clone thread hands back.
 struct CloneOutcome {
     recorder: Recorder,
+    cpu_seconds: f64,
     file: File,
     writer: Writer,
     checker: ReadChecker,
@@ -177,6 +178,7 @@ pub fn run_workload(
     let mut jobs = Vec::with_capacity(done.len());
     let mut group_read: Option<DirStats> = None;
     let mut group_write: Option<DirStats> = None;
+    let cpu_seconds = done.iter().map(|o| o.cpu_seconds).sum();
     for (plan, outcome) in clones.iter().zip(done) {
         let verify = if outcome.writer.verify {
             Some(job::verify_written(
@@ -224,6 +226,7 @@ pub fn run_workload(
             .flatten()
             .map(DirStats::to_result)
             .collect(),
+        cpu_seconds,
     })
 }
 
@@ -274,6 +277,7 @@ fn run_clone(
     let mut recorder = Recorder::new(Instant::now());
     barrier.wait();
     let mut engine = engine.map_err(|e| anyhow::anyhow!("job '{}': {e:#}", plan.name))?;
+    let cpu_start = thread_cpu_seconds();
     let origin = *origin.get_or_init(Instant::now);
     recorder.measure_start = origin + job.ramp_time.unwrap_or_default();
     let mut io = CloneIo {
@@ -316,8 +320,16 @@ fn run_clone(
     }
     Ok(CloneOutcome {
         recorder,
+        cpu_seconds: thread_cpu_seconds() - cpu_start,
         file: io.file,
         writer: io.writer,
         checker: io.checker,
     })
+}
+
+/// CPU time of the calling thread (user + system), seconds.
+fn thread_cpu_seconds() -> f64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as f64 + t.tv_nsec() as f64 / 1e9)
+        .unwrap_or(0.0)
 }
