@@ -117,6 +117,18 @@ pub fn run_workload(
     for c in &clones {
         files.push(target.open_io(&c.path, c.job.rw.writes(), c.job.direct)?);
     }
+    for (c, f) in clones.iter().zip(&files) {
+        if !c.job.direct {
+            // fio's invalidate=1: buffered jobs start from an empty page cache (clean
+            // pages only; dirty ones stay until written back).
+            let _ = nix::fcntl::posix_fadvise(
+                f,
+                0,
+                0,
+                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+            );
+        }
+    }
     let align = target.logical_block_bytes as usize;
     let barrier = Barrier::new(clones.len());
     let origin: OnceLock<Instant> = OnceLock::new();
