@@ -10,8 +10,9 @@ use crate::knob::guard::{Interrupts, KnobGuard};
 use crate::knob::Knob;
 use crate::record::writer::{append_rows, read_rows, ResultsWriter, RunKey};
 use crate::record::{RunRow, GROUP_JOB, RUNS_CSV};
+use crate::workload::output::EXIT_VERIFY_FAILED;
 use crate::workload::spec::WorkloadSpec;
-use crate::workload::{run_workload, Cancelled, EngineOptions, Target};
+use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, Target};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -31,7 +32,32 @@ pub struct EvidenceRow {
     pub evidence: String,
 }
 
+/// A plan without `[[config]]` and none of the recording options (`--out`, `--label`,
+/// `--resume`, `--repeat`, `--warmup`, `--order`, `--config`) is one pass over the
+/// workloads with the table printed, as the engine runs it; everything else is a
+/// recorded matrix.
+fn one_pass(args: &RunArgs) -> Result<bool> {
+    if args.dry_run
+        || args.resume.is_some()
+        || args.out.is_some()
+        || args.label.is_some()
+        || args.repeat.is_some()
+        || args.warmup.is_some()
+        || args.order.is_some()
+        || !args.config.is_empty()
+    {
+        return Ok(false);
+    }
+    let Some(path) = &args.plan else {
+        return Ok(false);
+    };
+    Ok(super::spec::Plan::load(path)?.config.is_empty())
+}
+
 pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
+    if one_pass(args)? {
+        return crate::workload::cmd_run_once(args);
+    }
     if args.dry_run {
         let session = Session::from_args(args, false)?;
         print!("{}", session.matrix_text());
@@ -88,6 +114,15 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
     }
 
     let target = Target::open(&session.target, args.allow_write)?;
+    let opts = EngineOptions {
+        scale_down: args.scale_down.unwrap_or(1),
+        seed: session.seed,
+        cancel: interrupts.stop.clone(),
+        ..EngineOptions::default()
+    };
+    for &w in &session.workloads {
+        check_workload(&session.plan.workload[w], &target, &opts)?;
+    }
     let mut guard = KnobGuard::new(knobs);
     guard.snapshot_all()?;
 
@@ -116,13 +151,8 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
             pending.len()
         ));
     }
-    let opts = EngineOptions {
-        scale_down: args.scale_down.unwrap_or(1),
-        seed: session.seed,
-        cancel: interrupts.stop.clone(),
-        ..EngineOptions::default()
-    };
     let mut warned_caches = false;
+    let mut bad_blocks = 0;
     for slot in &pending {
         if interrupts.stopped() {
             break;
@@ -184,6 +214,12 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
             warmup: slot.warmup,
         };
         writer.append_run(&key, &result)?;
+        bad_blocks += result
+            .jobs
+            .iter()
+            .filter_map(|j| j.verify.as_ref())
+            .map(|v| v.bad_blocks)
+            .sum::<u64>();
         session.finished.insert(slot.run);
         let speeds: Vec<String> = result
             .group
@@ -212,7 +248,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
     let restored = guard.restore_all();
     if interrupts.stopped() {
         eprintln!(
-            "mmcab: interrupted after {} of {total} runs; finished runs are in {}. Finish with: \
+            "mmcab: cancelled after {} of {total} runs; finished runs are in {}. Finish with: \
              mmcab run --resume {}",
             session.finished.len(),
             writer.dir().join(RUNS_CSV).display(),
@@ -232,6 +268,13 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
         print!("{}", summary_table(&rows));
         println!("results: {}", writer.dir().display());
         println!("report:  mmcab report {}", writer.dir().display());
+    }
+    if bad_blocks > 0 {
+        eprintln!(
+            "mmcab: verify found {bad_blocks} bad block(s) in this run's jobs: see verify_errors \
+             in runs.csv"
+        );
+        return Ok(ExitCode::from(EXIT_VERIFY_FAILED));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -122,4 +122,18 @@ size = "1M"
             .to_string()
             .contains("'w1'"));
     }
+
+    #[test]
+    fn every_workload_file_parses_and_validates() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                Plan::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                seen += 1;
+            }
+        }
+        assert!(seen >= 3, "only {seen} plan files in {}", dir.display());
+    }
 }

@@ -307,6 +307,7 @@ mod tests {
                 verify: None,
             }],
             group: vec![d],
+            cpu_seconds: 0.5,
         }
     }
 

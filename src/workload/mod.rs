@@ -79,6 +79,7 @@ impl std::error::Error for Cancelled {}
 /// What one clone thread hands back.
 struct CloneOutcome {
     recorder: Recorder,
+    cpu_seconds: f64,
     file: File,
     writer: Writer,
     checker: ReadChecker,
@@ -115,6 +116,18 @@ pub fn run_workload(
     let mut files = Vec::with_capacity(clones.len());
     for c in &clones {
         files.push(target.open_io(&c.path, c.job.rw.writes(), c.job.direct)?);
+    }
+    for (c, f) in clones.iter().zip(&files) {
+        if !c.job.direct {
+            // fio's invalidate=1: buffered jobs start from an empty page cache (clean
+            // pages only; dirty ones stay until written back).
+            let _ = nix::fcntl::posix_fadvise(
+                f,
+                0,
+                0,
+                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+            );
+        }
     }
     let align = target.logical_block_bytes as usize;
     let barrier = Barrier::new(clones.len());
@@ -177,6 +190,7 @@ pub fn run_workload(
     let mut jobs = Vec::with_capacity(done.len());
     let mut group_read: Option<DirStats> = None;
     let mut group_write: Option<DirStats> = None;
+    let cpu_seconds = done.iter().map(|o| o.cpu_seconds).sum();
     for (plan, outcome) in clones.iter().zip(done) {
         let verify = if outcome.writer.verify {
             Some(job::verify_written(
@@ -224,6 +238,7 @@ pub fn run_workload(
             .flatten()
             .map(DirStats::to_result)
             .collect(),
+        cpu_seconds,
     })
 }
 
@@ -274,6 +289,7 @@ fn run_clone(
     let mut recorder = Recorder::new(Instant::now());
     barrier.wait();
     let mut engine = engine.map_err(|e| anyhow::anyhow!("job '{}': {e:#}", plan.name))?;
+    let cpu_start = thread_cpu_seconds();
     let origin = *origin.get_or_init(Instant::now);
     recorder.measure_start = origin + job.ramp_time.unwrap_or_default();
     let mut io = CloneIo {
@@ -316,8 +332,16 @@ fn run_clone(
     }
     Ok(CloneOutcome {
         recorder,
+        cpu_seconds: thread_cpu_seconds() - cpu_start,
         file: io.file,
         writer: io.writer,
         checker: io.checker,
     })
+}
+
+/// CPU time of the calling thread (user + system), seconds.
+fn thread_cpu_seconds() -> f64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as f64 + t.tv_nsec() as f64 / 1e9)
+        .unwrap_or(0.0)
 }

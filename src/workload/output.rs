@@ -122,6 +122,7 @@ pub fn to_json(results: &[WorkloadResult]) -> serde_json::Value {
             serde_json::json!({
                 "workload": w.workload,
                 "started_unix_s": w.started_unix_s,
+                "cpu_seconds": w.cpu_seconds,
                 "jobs": w.jobs.iter().map(|j| serde_json::json!({
                     "job": j.job,
                     "directions": j.directions.iter().map(direction_json).collect::<Vec<_>>(),
