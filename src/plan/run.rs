@@ -412,3 +412,59 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(run: u32, config: &str, warmup: bool, mb_per_s: f64) -> RunRow {
+        RunRow {
+            run,
+            label: String::new(),
+            config: config.into(),
+            workload: "seq-read".into(),
+            repetition: run,
+            warmup,
+            started_unix_s: 0.0,
+            job: GROUP_JOB.into(),
+            direction: "read".into(),
+            bytes: 1,
+            ops: 1,
+            seconds: 1.0,
+            mb_per_s,
+            iops: 1.0,
+            lat_min_us: 0.0,
+            lat_mean_us: 0.0,
+            lat_p50_us: 0.0,
+            lat_p90_us: 0.0,
+            lat_p99_us: 0.0,
+            lat_p99_9_us: 0.0,
+            lat_max_us: 0.0,
+            verify_errors: 0,
+        }
+    }
+
+    #[test]
+    fn summary_means_leave_out_warmups_and_job_rows() {
+        let mut job_row = row(2, "bus8", false, 100.0);
+        job_row.job = "dd-read".into();
+        let rows = vec![
+            row(1, "bus8", true, 50.0),
+            row(2, "bus8", false, 3.0),
+            job_row,
+            row(3, "bus4", false, 2.0),
+            row(4, "bus8", false, 4.0),
+        ];
+        let text = summary_table(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[1].contains("bus4") && lines[1].ends_with("2.00"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains("bus8") && lines[2].contains(" 2 ") && lines[2].ends_with("3.50"),
+            "{text}"
+        );
+    }
+}
