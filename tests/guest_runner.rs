@@ -213,3 +213,110 @@ mmcab run boot.toml --device /dev/mmcblk0 --allow-write --repeat 2 --label dtb4 
         assert!(meta["finished_unix_s"].is_number());
     }
 }
+
+#[test]
+fn sigterm_restores_the_bus_width_and_an_ext_csd_knob_switches_through_cmd6() {
+    if !testbed::available() {
+        return;
+    }
+    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = r#"
+name = "cache-ab"
+repetitions = 1
+[[knob]]
+name = "cache-ctrl"
+kind = "ext_csd"
+field = "CACHE_CTRL"
+[[config]]
+name = "on"
+cache-ctrl = 1
+expect.ext_csd.CACHE_CTRL = 1
+[[config]]
+name = "off"
+cache-ctrl = 0
+[[workload]]
+name = "r"
+[[workload.job]]
+name = "r"
+rw = "read"
+bs = "64KiB"
+size = "1MiB""#;
+    let term = r#"
+name = "term"
+repetitions = 6
+[[config]]
+name = "bus4"
+bus-width = 4
+[[config]]
+name = "bus8"
+bus-width = 8
+[[workload]]
+name = "r"
+[[workload.job]]
+name = "r"
+rw = "read"
+bs = "64KiB"
+size = "2MiB""#;
+    let script = format!(
+        "{}{}mmcab info --raw /dev/mmcblk0 | sed -n 3p > /out/ext_csd-32-before
+mmcab run cache.toml --device /dev/mmcblk0 --out /out/cache 2> /out/cache.err
+echo $? > /out/cache.status
+mmcab info --raw /dev/mmcblk0 | sed -n 3p > /out/ext_csd-32-after
+cat {CAPS} > /out/caps-before
+mmcab run term.toml --device /dev/mmcblk0 --out /out/term 2> /out/term.err & pid=$!
+until [ \"$(grep -c ',all,' /out/term/runs.csv 2>/dev/null)\" -ge 2 ]; do sleep 0.5; done
+kill -TERM $pid; wait $pid; echo $? > /out/term.status
+cp /out/term/runs.csv /out/runs-after-term.csv
+cat {CAPS} > /out/caps-after; cat {IOS} > /out/ios-after
+mmcab run --resume /out/term 2> /out/resume.err; echo $? > /out/resume.status
+",
+        put("cache.toml", cache),
+        put("term.toml", term)
+    );
+    let run = testbed::Guest::new("sigterm_bus_width_and_ext_csd")
+        .kernel("7")
+        .bus_width(8)
+        .timeout(Duration::from_secs(500))
+        .run(&script);
+    run.assert_success();
+
+    // EXT_CSD knob: CMD6 SWITCH of CACHE_CTRL, verified by re-reading EXT_CSD, restored.
+    let err = run.out_text("cache.err");
+    assert_eq!(run.out_text("cache.status").trim(), "0", "{err}");
+    assert!(
+        err.contains("run 1/2 on r rep 1 [verified cache-ctrl=1]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("run 2/2 off r rep 1 [verified cache-ctrl=0]"),
+        "{err}"
+    );
+    assert_eq!(
+        run.out_text("ext_csd-32-after"),
+        run.out_text("ext_csd-32-before")
+    );
+
+    // SIGTERM mid-run: exit 143, bus width and caps back, finished runs recorded.
+    let err = run.out_text("term.err");
+    assert_eq!(run.out_text("term.status").trim(), "143", "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    assert_eq!(run.out_text("caps-after"), run.out_text("caps-before"));
+    assert!(run.out_text("ios-after").contains("bus width:\t3 (8 bits)"));
+    let first = runs(&run.out_text("runs-after-term.csv"));
+    assert!(first.len() >= 2 && first.len() < 12, "{} runs", first.len());
+    // --resume finishes the matrix without repeating a run.
+    assert_eq!(
+        run.out_text("resume.status").trim(),
+        "0",
+        "{}",
+        run.out_text("resume.err")
+    );
+    let all = runs(&run.out_text("term/runs.csv"));
+    assert_eq!(
+        all.keys().copied().collect::<Vec<_>>(),
+        (1..=12).collect::<Vec<_>>()
+    );
+    for (n, (config, _)) in &all {
+        assert_eq!(config, if n % 2 == 1 { "bus4" } else { "bus8" });
+    }
+}

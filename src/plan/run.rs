@@ -187,9 +187,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
             Err(err) if err.downcast_ref::<Cancelled>().is_some() || interrupts.stopped() => break,
             Err(err) => return Err(err.context(what)),
         };
-        if interrupts.stopped() {
-            // Finished as the signal came; keep it, it is a whole run.
-        }
+        // A run that completed as the signal came is whole: it is kept.
         let after = evidence(&guard);
         let mut rows = Vec::new();
         for ((name, b), (_, a)) in before.iter().zip(after.iter()) {
