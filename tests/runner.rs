@@ -214,6 +214,7 @@ fn interrupt(
         .arg(&dev.dev)
         .arg("--out")
         .arg(out_dir)
+        .args(["--scale-down", "2"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -279,6 +280,13 @@ fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
         (1..=first.len() as u32).collect::<Vec<_>>()
     );
 
+    let refused = Command::new(MMCAB)
+        .args(["run", "--scale-down", "4", "--resume"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--scale-down 4 differs"));
     let out = Command::new(MMCAB)
         .arg("run")
         .arg("--resume")
@@ -306,6 +314,7 @@ fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
     let meta: Meta =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
     assert!(meta.finished_unix_s.is_some());
+    assert_eq!(meta.scale_down, Some(2), "kept across --resume");
 }
 
 #[test]

@@ -115,7 +115,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
 
     let target = Target::open(&session.target, args.allow_write)?;
     let opts = EngineOptions {
-        scale_down: args.scale_down.unwrap_or(1),
+        scale_down: session.scale_down.unwrap_or(1),
         seed: session.seed,
         cancel: interrupts.stop.clone(),
         ..EngineOptions::default()

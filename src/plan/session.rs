@@ -29,6 +29,8 @@ pub struct Session {
     pub warmup: u32,
     pub order: Order,
     pub seed: u64,
+    /// `--scale-down` (None: 1).
+    pub scale_down: Option<u32>,
     pub label: String,
     pub target: PathBuf,
     pub slots: Vec<Slot>,
@@ -100,6 +102,7 @@ impl Session {
             warmup,
             order,
             seed,
+            scale_down: args.scale_down.filter(|&n| n != 1),
             label: args.label.clone().unwrap_or_default(),
             target,
             slots,
@@ -140,6 +143,17 @@ impl Session {
                     bail!("{what} {given} differs from the interrupted run's '{saved}': leave it out with --resume");
                 }
             }
+        }
+        if args
+            .scale_down
+            .is_some_and(|n| Some(n) != meta.scale_down.or(Some(1)))
+        {
+            bail!(
+                "--scale-down {} differs from the interrupted run's ({}): leave it out with \
+                 --resume",
+                args.scale_down.unwrap_or(1),
+                meta.scale_down.unwrap_or(1)
+            );
         }
         if args.repeat.is_some_and(|r| r != meta.repetitions)
             || args.warmup.is_some_and(|w| w != meta.warmup)
@@ -182,6 +196,7 @@ impl Session {
             warmup: meta.warmup,
             order,
             seed: meta.seed,
+            scale_down: meta.scale_down,
             label: meta.label.clone(),
             target,
             slots,
@@ -292,6 +307,7 @@ impl Session {
             warmup: self.warmup,
             order: self.order.as_str().to_string(),
             seed: self.seed,
+            scale_down: self.scale_down,
             started_unix_s: unix_now(),
             finished_unix_s: None,
         }
