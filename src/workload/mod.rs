@@ -1,2 +1,347 @@
-//! The workload engine (issue: workload engine).
+//! The workload engine: runs the jobs of one workload at the same time against a target
+//! and measures them (throughput, IOPS, latency percentiles, per-second series, verify).
+//!
+//! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words)
+//! - [`target`]: block device, file or directory, and the write-safety checks
+//! - [`job`]: job clones, regions, verify state, file layout
+//! - [`sync`] / [`uring`]: the two engines; [`offsets`], [`buffer`], [`measure`]: their parts
+//! - [`output`]: `mmcab run` once, the table and the JSON
+
+pub mod buffer;
+pub mod job;
+pub mod measure;
+pub mod offsets;
+pub mod output;
 pub mod result;
+pub mod spec;
+pub mod sync;
+pub mod target;
+pub mod uring;
+
+pub use output::{cmd_run_once, print_table, to_json};
+pub use result::WorkloadResult;
+pub use spec::{JobSpec, WorkloadSpec};
+pub use target::Target;
+
+use anyhow::Result;
+use job::{CloneIo, ClonePlan, ReadChecker, SiblingFailed, Stop, Writer};
+use measure::{DirStats, Recorder};
+use offsets::OffsetGen;
+use result::{Direction, JobResult, VerifyReport};
+use spec::Engine;
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// How to run: everything that is not in the workload file.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Divide sizes and offsets by this (1 = as written); `--scale-down`.
+    pub scale_down: u32,
+    /// Written into verify headers, so blocks from an earlier run are told apart.
+    pub run_id: u64,
+    /// Base of the random offsets when a job has no `randseed` (the plan's `seed`).
+    pub seed: u64,
+    /// Set by the runner on SIGINT/SIGTERM; checked between I/Os.
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            scale_down: 1,
+            run_id: new_run_id(),
+            seed: 1,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+/// A run id from the clock and the process id (unique enough to tell runs apart).
+pub fn new_run_id() -> u64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    (now.as_nanos() as u64) ^ ((std::process::id() as u64) << 48)
+}
+
+/// The run was stopped by the cancel flag (Ctrl-C / SIGTERM). Downcast to recognise it.
+#[derive(Debug)]
+pub struct Cancelled;
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cancelled (interrupted)")
+    }
+}
+impl std::error::Error for Cancelled {}
+
+/// What one clone thread hands back.
+struct CloneOutcome {
+    recorder: Recorder,
+    cpu_seconds: f64,
+    file: File,
+    writer: Writer,
+    checker: ReadChecker,
+}
+
+enum EngineImpl {
+    Sync(sync::SyncEngine),
+    Uring(Box<uring::UringEngine>),
+}
+
+/// Everything that can be checked without doing I/O: the jobs' values, the write
+/// permission and the regions against the target. Run it for every workload of a plan
+/// before running the first one.
+pub fn check_workload(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result<()> {
+    prepare(spec, target, opts).map(|_| ())
+}
+
+fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result<Vec<ClonePlan>> {
+    spec.validate()?;
+    if spec.job.iter().any(|j| j.rw.writes()) {
+        target.check_write(&format!("workload '{}'", spec.name))?;
+    }
+    job::plan_clones(spec, target, opts)
+}
+
+/// Run every job of `spec` at the same time against `target`; return what was measured.
+pub fn run_workload(
+    spec: &WorkloadSpec,
+    target: &Target,
+    opts: &EngineOptions,
+) -> Result<WorkloadResult> {
+    let clones = prepare(spec, target, opts)?;
+    let created = CreatedFiles(job::lay_out_files(&clones, target)?);
+    let mut files = Vec::with_capacity(clones.len());
+    for c in &clones {
+        files.push(target.open_io(&c.path, c.job.rw.writes(), c.job.direct)?);
+    }
+    for (c, f) in clones.iter().zip(&files) {
+        if !c.job.direct {
+            // fio's invalidate=1: buffered jobs start from an empty page cache (clean
+            // pages only; dirty ones stay until written back).
+            let _ = nix::fcntl::posix_fadvise(
+                f,
+                0,
+                0,
+                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+            );
+        }
+    }
+    let align = target.logical_block_bytes as usize;
+    let barrier = Barrier::new(clones.len());
+    let origin: OnceLock<Instant> = OnceLock::new();
+    let sibling_failed = AtomicBool::new(false);
+    let outcomes: Vec<Result<CloneOutcome>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = clones
+            .iter()
+            .zip(files)
+            .map(|(plan, file)| {
+                let (barrier, origin, sibling_failed) = (&barrier, &origin, &sibling_failed);
+                let cancel = &*opts.cancel;
+                scope.spawn(move || {
+                    let r = run_clone(
+                        plan,
+                        file,
+                        align,
+                        opts.run_id,
+                        barrier,
+                        origin,
+                        cancel,
+                        sibling_failed,
+                    );
+                    if r.is_err() {
+                        sibling_failed.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a job thread panicked")))
+            })
+            .collect()
+    });
+    let mut done = Vec::with_capacity(outcomes.len());
+    let mut first_error = None;
+    for o in outcomes {
+        match o {
+            Ok(v) => done.push(v),
+            Err(e) if e.is::<SiblingFailed>() => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let origin = origin.get().copied().unwrap_or_else(Instant::now);
+    let started_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
+        - origin.elapsed().as_secs_f64();
+
+    let mut jobs = Vec::with_capacity(done.len());
+    let mut group_read: Option<DirStats> = None;
+    let mut group_write: Option<DirStats> = None;
+    let cpu_seconds = done.iter().map(|o| o.cpu_seconds).sum();
+    for (plan, outcome) in clones.iter().zip(done) {
+        let verify = if outcome.writer.verify {
+            Some(job::verify_written(
+                plan,
+                &outcome.file,
+                &outcome.writer,
+                &opts.cancel,
+            )?)
+        } else if outcome.checker.enabled {
+            Some(outcome.checker.report)
+        } else {
+            None
+        };
+        let mut directions = Vec::new();
+        for (wanted, stats, group) in [
+            (plan.job.rw.reads(), &outcome.recorder.read, &mut group_read),
+            (
+                plan.job.rw.writes(),
+                &outcome.recorder.write,
+                &mut group_write,
+            ),
+        ] {
+            if !wanted {
+                continue;
+            }
+            directions.push(stats.to_result());
+            match group {
+                Some(g) => g.merge(stats),
+                None => *group = Some(stats.clone()),
+            }
+        }
+        jobs.push(JobResult {
+            job: plan.name.clone(),
+            directions,
+            verify,
+        });
+    }
+    drop(created);
+    Ok(WorkloadResult {
+        workload: spec.name.clone(),
+        started_unix_s,
+        jobs,
+        group: [group_read, group_write]
+            .iter()
+            .flatten()
+            .map(DirStats::to_result)
+            .collect(),
+        cpu_seconds,
+    })
+}
+
+/// Files created in a directory target, removed when the workload is done.
+struct CreatedFiles(Vec<std::path::PathBuf>);
+impl Drop for CreatedFiles {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_clone(
+    plan: &ClonePlan,
+    file: File,
+    align: usize,
+    run_id: u64,
+    barrier: &Barrier,
+    origin: &OnceLock<Instant>,
+    cancel: &AtomicBool,
+    sibling_failed: &AtomicBool,
+) -> Result<CloneOutcome> {
+    let job = &plan.job;
+    let seed = plan.phases[0].seed;
+    // Set up before the barrier, so every clone starts measuring at the same moment;
+    // a failed setup still meets the barrier (the others would wait forever).
+    let engine = match job.engine {
+        Engine::Sync => Ok(EngineImpl::Sync(sync::SyncEngine::new(
+            job.bs as usize,
+            align,
+            job.pattern,
+            seed,
+        ))),
+        Engine::IoUring => uring::UringEngine::new(
+            &file,
+            job.iodepth,
+            job.bs as usize,
+            align,
+            job.rw.reads(),
+            job.rw.writes(),
+            job.pattern,
+            seed,
+        )
+        .map(|e| EngineImpl::Uring(Box::new(e))),
+    };
+    let mut recorder = Recorder::new(Instant::now());
+    barrier.wait();
+    let mut engine = engine.map_err(|e| anyhow::anyhow!("job '{}': {e:#}", plan.name))?;
+    let cpu_start = thread_cpu_seconds();
+    let origin = *origin.get_or_init(Instant::now);
+    recorder.measure_start = origin + job.ramp_time.unwrap_or_default();
+    let mut io = CloneIo {
+        name: &plan.name,
+        file,
+        bs: job.bs,
+        path: &plan.path,
+        writer: Writer::new(plan, run_id),
+        checker: ReadChecker {
+            enabled: job.verify && !job.rw.writes(),
+            report: VerifyReport::default(),
+        },
+        stop: Stop {
+            user: cancel,
+            sibling_failed,
+        },
+        deadline: job.runtime.map(|r| recorder.measure_start + r),
+    };
+    for phase in &plan.phases {
+        if let Some(direction) = phase.clock {
+            recorder.start_clock(direction, Instant::now());
+        }
+        let mut gen = OffsetGen::new(
+            phase.order,
+            plan.region_start,
+            job.bs,
+            plan.region_blocks,
+            phase.ops,
+            phase.read_percent,
+            phase.seed,
+        );
+        match &mut engine {
+            EngineImpl::Sync(e) => e.run(&mut io, &mut gen, &mut recorder)?,
+            EngineImpl::Uring(e) => e.run(&mut io, &mut gen, &mut recorder)?,
+        }
+        if job.end_fsync && phase.read_percent < 100 {
+            io.fsync()?;
+            recorder.extend_end(Direction::Write, Instant::now());
+        }
+    }
+    Ok(CloneOutcome {
+        recorder,
+        cpu_seconds: thread_cpu_seconds() - cpu_start,
+        file: io.file,
+        writer: io.writer,
+        checker: io.checker,
+    })
+}
+
+/// CPU time of the calling thread (user + system), seconds.
+fn thread_cpu_seconds() -> f64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as f64 + t.tv_nsec() as f64 / 1e9)
+        .unwrap_or(0.0)
+}

@@ -91,4 +91,8 @@ pub struct WorkloadResult {
     /// All jobs together per direction (fio's group reporting): bytes and ops summed,
     /// seconds from the first start to the last finish, latencies merged.
     pub group: Vec<DirectionResult>,
+    /// CPU time (user + system) the job threads used while running, in seconds
+    /// (CLOCK_THREAD_CPUTIME_ID; fio's usr_cpu + sys_cpu).
+    #[serde(default)]
+    pub cpu_seconds: f64,
 }

@@ -1,0 +1,139 @@
+//! The plan file: `[[config]]` tables (knob settings, parsed by the runner) and
+//! `[[workload]]` entries (see [`crate::workload::spec`]).
+
+use super::config::{ConfigSpec, KnobDecl};
+use crate::workload::spec::WorkloadSpec;
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub repetitions: Option<u32>,
+    #[serde(default)]
+    pub warmup: Option<u32>,
+    #[serde(default)]
+    pub order: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Configurations to compare (`[[config]]`: name, knob settings, expectations).
+    #[serde(default)]
+    pub config: Vec<ConfigSpec>,
+    /// Custom knobs the configs may use (`[[knob]]`).
+    #[serde(default)]
+    pub knob: Vec<KnobDecl>,
+    pub workload: Vec<WorkloadSpec>,
+}
+
+impl Plan {
+    /// Read, parse and validate a plan file; errors name the file.
+    pub fn load(path: &Path) -> Result<Plan> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read plan file {}", path.display()))?;
+        text.parse::<Plan>()
+            .with_context(|| format!("plan file {}", path.display()))
+    }
+
+    /// Check the workloads (names unique, every job possible).
+    pub fn validate(&self) -> Result<()> {
+        if self.workload.is_empty() {
+            bail!("plan '{}' has no [[workload]]: add at least one", self.name);
+        }
+        for (i, w) in self.workload.iter().enumerate() {
+            if self.workload[..i].iter().any(|o| o.name == w.name) {
+                bail!(
+                    "two workloads are named '{}': workload names must be unique",
+                    w.name
+                );
+            }
+            w.validate()?;
+        }
+        Ok(())
+    }
+
+    pub fn workload(&self, name: &str) -> Option<&WorkloadSpec> {
+        self.workload.iter().find(|w| w.name == name)
+    }
+}
+
+impl FromStr for Plan {
+    type Err = anyhow::Error;
+
+    /// Parse and validate a plan from TOML text.
+    fn from_str(text: &str) -> Result<Plan> {
+        let plan: Plan = toml::from_str(text)?;
+        plan.validate()?;
+        Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = r#"
+name = "p"
+seed = 7
+[[config]]
+name = "a"
+[[workload]]
+name = "w1"
+[[workload.job]]
+name = "r"
+rw = "read"
+size = "1M"
+"#;
+
+    #[test]
+    fn parses_with_raw_configs() {
+        let plan: Plan = PLAN.parse().unwrap();
+        assert_eq!(plan.seed, Some(7));
+        assert_eq!(plan.config.len(), 1);
+        assert_eq!(plan.workload("w1").unwrap().job[0].size, Some(1 << 20));
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_workload() {
+        let err = format!(
+            "{:#}",
+            format!("repetition = 3\n{PLAN}")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert!(err.contains("repetition"), "{err}");
+        let bad = PLAN.replace("size = \"1M\"", "iodepth = 0");
+        let err = format!("{:#}", bad.parse::<Plan>().unwrap_err());
+        assert!(
+            err.contains("workload 'w1', job 'r'") && err.contains("iodepth"),
+            "{err}"
+        );
+        let twice = format!(
+            "{PLAN}[[workload]]\nname = \"w1\"\n[[workload.job]]\nname = \"x\"\nrw = \"read\"\n"
+        );
+        assert!(twice
+            .parse::<Plan>()
+            .unwrap_err()
+            .to_string()
+            .contains("'w1'"));
+    }
+
+    #[test]
+    fn every_workload_file_parses_and_validates() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                Plan::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                seen += 1;
+            }
+        }
+        assert!(seen >= 3, "only {seen} plan files in {}", dir.display());
+    }
+}

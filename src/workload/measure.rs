@@ -1,0 +1,206 @@
+//! Per-I/O measurement: latency into an hdrhistogram (ns), bytes per whole second, and
+//! the conversion into the shared result types.
+
+use super::result::{Direction, DirectionResult, LatencySummary};
+use hdrhistogram::Histogram;
+use std::time::Instant;
+
+/// Percentiles of the latency CDF kept in results (and latency.csv).
+pub const CDF_PERCENTILES: [f64; 19] = [
+    0.0, 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
+    99.99, 99.999, 100.0,
+];
+
+/// Highest latency kept exactly: one hour (longer ones are recorded as one hour).
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// What one direction of one job clone (or of a whole workload) measured.
+#[derive(Debug, Clone)]
+pub struct DirStats {
+    pub direction: Direction,
+    pub hist: Histogram<u64>,
+    pub bytes: u64,
+    pub ops: u64,
+    pub bytes_per_second: Vec<u64>,
+    /// When this direction's clock started / stopped, ns after the measured phase began.
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+impl DirStats {
+    pub fn new(direction: Direction) -> DirStats {
+        DirStats {
+            direction,
+            hist: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds"),
+            bytes: 0,
+            ops: 0,
+            bytes_per_second: Vec::with_capacity(64),
+            start_ns: 0,
+            end_ns: 0,
+        }
+    }
+
+    /// Fold another clone's numbers in (group reporting).
+    pub fn merge(&mut self, other: &DirStats) {
+        // Same bounds on both sides: addition cannot fail.
+        let _ = self.hist.add(&other.hist);
+        if self.ops == 0 {
+            self.start_ns = other.start_ns;
+        } else if other.ops > 0 {
+            self.start_ns = self.start_ns.min(other.start_ns);
+        }
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+        self.end_ns = self.end_ns.max(other.end_ns);
+        if self.bytes_per_second.len() < other.bytes_per_second.len() {
+            self.bytes_per_second
+                .resize(other.bytes_per_second.len(), 0);
+        }
+        for (a, b) in self
+            .bytes_per_second
+            .iter_mut()
+            .zip(&other.bytes_per_second)
+        {
+            *a += b;
+        }
+    }
+
+    pub fn to_result(&self) -> DirectionResult {
+        let us = |ns: u64| ns as f64 / 1e3;
+        let h = &self.hist;
+        let empty = h.is_empty();
+        let q = |p: f64| {
+            if empty {
+                0.0
+            } else {
+                us(h.value_at_quantile(p / 100.0))
+            }
+        };
+        DirectionResult {
+            direction: self.direction,
+            bytes: self.bytes,
+            ops: self.ops,
+            seconds: self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9,
+            latency: LatencySummary {
+                min_us: if empty { 0.0 } else { us(h.min_nz()) },
+                mean_us: if empty { 0.0 } else { h.mean() / 1e3 },
+                p50_us: q(50.0),
+                p90_us: q(90.0),
+                p99_us: q(99.0),
+                p99_9_us: q(99.9),
+                max_us: if empty { 0.0 } else { us(h.max()) },
+            },
+            bytes_per_second: self.bytes_per_second.clone(),
+            latency_cdf: if empty {
+                Vec::new()
+            } else {
+                CDF_PERCENTILES.iter().map(|&p| (p, q(p))).collect()
+            },
+        }
+    }
+}
+
+/// Records completions of one job clone, relative to the start of the measured phase.
+pub struct Recorder {
+    pub measure_start: Instant,
+    pub read: DirStats,
+    pub write: DirStats,
+}
+
+impl Recorder {
+    pub fn new(measure_start: Instant) -> Recorder {
+        Recorder {
+            measure_start,
+            read: DirStats::new(Direction::Read),
+            write: DirStats::new(Direction::Write),
+        }
+    }
+
+    /// One completed I/O of `bytes`, `latency_ns` long, finished at `done`. I/O that
+    /// completes during ramp_time is not counted.
+    #[inline]
+    pub fn record(&mut self, direction: Direction, bytes: u64, latency_ns: u64, done: Instant) {
+        let Some(since) = done.checked_duration_since(self.measure_start) else {
+            return;
+        };
+        let since_ns = since.as_nanos() as u64;
+        let s = match direction {
+            Direction::Read => &mut self.read,
+            Direction::Write => &mut self.write,
+        };
+        s.hist.saturating_record(latency_ns.max(1));
+        s.bytes += bytes;
+        s.ops += 1;
+        s.end_ns = since_ns;
+        let second = (since_ns / 1_000_000_000) as usize;
+        if second >= s.bytes_per_second.len() {
+            s.bytes_per_second.resize(second + 1, 0);
+        }
+        s.bytes_per_second[second] += bytes;
+    }
+
+    /// Start a direction's clock now (iozone: the write pass begins after the read pass).
+    pub fn start_clock(&mut self, direction: Direction, at: Instant) {
+        let ns = at.saturating_duration_since(self.measure_start).as_nanos() as u64;
+        let s = self.dir_mut(direction);
+        s.start_ns = ns;
+        s.end_ns = s.end_ns.max(ns);
+    }
+
+    /// Stretch a direction's end to `at` (end_fsync is inside the timing).
+    pub fn extend_end(&mut self, direction: Direction, at: Instant) {
+        let ns = at.saturating_duration_since(self.measure_start).as_nanos() as u64;
+        let s = self.dir_mut(direction);
+        s.end_ns = s.end_ns.max(ns);
+    }
+
+    fn dir_mut(&mut self, direction: Direction) -> &mut DirStats {
+        match direction {
+            Direction::Read => &mut self.read,
+            Direction::Write => &mut self.write,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn records_series_latency_and_skips_ramp() {
+        let t0 = Instant::now() + Duration::from_secs(100);
+        let mut r = Recorder::new(t0);
+        r.record(Direction::Read, 4096, 1000, t0 - Duration::from_secs(1)); // ramp
+        r.record(Direction::Read, 4096, 1000, t0 + Duration::from_millis(500));
+        r.record(
+            Direction::Read,
+            4096,
+            3000,
+            t0 + Duration::from_millis(2500),
+        );
+        let res = r.read.to_result();
+        assert_eq!((res.bytes, res.ops), (8192, 2));
+        assert_eq!(res.bytes_per_second, vec![4096, 0, 4096]);
+        assert!((res.seconds - 2.5).abs() < 1e-9);
+        assert!((res.latency.min_us - 1.0).abs() < 0.01);
+        assert!((res.latency.max_us - 3.0).abs() < 0.01);
+        assert!((res.latency.mean_us - 2.0).abs() < 0.01);
+        assert_eq!(res.latency_cdf.len(), CDF_PERCENTILES.len());
+        assert!((res.iops() - 0.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn merge_sums_bytes_and_series() {
+        let t0 = Instant::now();
+        let mut a = Recorder::new(t0);
+        let mut b = Recorder::new(t0);
+        a.record(Direction::Write, 100, 10, t0 + Duration::from_millis(10));
+        b.record(Direction::Write, 50, 20, t0 + Duration::from_millis(1500));
+        a.write.merge(&b.write);
+        let res = a.write.to_result();
+        assert_eq!(res.bytes, 150);
+        assert_eq!(res.bytes_per_second, vec![100, 50]);
+        assert!((res.seconds - 1.5).abs() < 1e-9);
+    }
+}

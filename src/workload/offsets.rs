@@ -1,0 +1,151 @@
+//! Where the next I/O goes: sequential, uniformly random (seeded xoshiro, aligned to bs,
+//! may repeat like fio's norandommap), or a fixed pseudo-random permutation that touches
+//! every block exactly once (iozone's random test).
+
+use super::result::Direction;
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    Sequential,
+    Random,
+    Permutation,
+}
+
+pub struct OffsetGen {
+    order: Order,
+    region_start: u64,
+    bs: u64,
+    blocks: u64,
+    next_block: u64,
+    permutation: Vec<u32>,
+    rng: Xoshiro256PlusPlus,
+    read_percent: u32,
+    /// I/Os still to hand out (u64::MAX: until stopped by time).
+    remaining: u64,
+}
+
+impl OffsetGen {
+    /// `blocks` blocks of `bs` bytes from `region_start`; `ops` I/Os in total.
+    pub fn new(
+        order: Order,
+        region_start: u64,
+        bs: u64,
+        blocks: u64,
+        ops: u64,
+        read_percent: u32,
+        seed: u64,
+    ) -> OffsetGen {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let permutation = if order == Order::Permutation {
+            // Fisher-Yates over block indices; u32 keeps 2^32 blocks at 4 bytes each.
+            let mut p: Vec<u32> = (0..blocks as u32).collect();
+            for i in (1..p.len()).rev() {
+                let j = below(&mut rng, i as u64 + 1) as usize;
+                p.swap(i, j);
+            }
+            p
+        } else {
+            Vec::new()
+        };
+        OffsetGen {
+            order,
+            region_start,
+            bs,
+            blocks,
+            next_block: 0,
+            permutation,
+            rng,
+            read_percent,
+            remaining: ops,
+        }
+    }
+
+    /// The next I/O, or None when the amount of I/O is done.
+    #[inline]
+    pub fn next_io(&mut self) -> Option<(Direction, u64)> {
+        if self.remaining == 0 {
+            return None;
+        }
+        if self.remaining != u64::MAX {
+            self.remaining -= 1;
+        }
+        let block = match self.order {
+            Order::Sequential => {
+                let b = self.next_block;
+                self.next_block = if b + 1 == self.blocks { 0 } else { b + 1 };
+                b
+            }
+            Order::Random => below(&mut self.rng, self.blocks),
+            Order::Permutation => {
+                let b = self.permutation[self.next_block as usize] as u64;
+                self.next_block = (self.next_block + 1) % self.blocks;
+                b
+            }
+        };
+        let dir = match self.read_percent {
+            100 => Direction::Read,
+            0 => Direction::Write,
+            p => {
+                if below(&mut self.rng, 100) < p as u64 {
+                    Direction::Read
+                } else {
+                    Direction::Write
+                }
+            }
+        };
+        Some((dir, self.region_start + block * self.bs))
+    }
+}
+
+/// Uniform integer in 0..n (Lemire's multiply-shift; bias below 2^-40 for our n).
+#[inline]
+fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
+    ((rng.next_u64() as u128 * n as u128) >> 64) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_wraps_inside_the_region() {
+        let mut g = OffsetGen::new(Order::Sequential, 1000, 10, 3, 5, 100, 1);
+        let offs: Vec<u64> = std::iter::from_fn(|| g.next_io().map(|(_, o)| o)).collect();
+        assert_eq!(offs, vec![1000, 1010, 1020, 1000, 1010]);
+    }
+
+    #[test]
+    fn random_is_aligned_inside_and_seeded() {
+        let collect = |seed| {
+            let mut g = OffsetGen::new(Order::Random, 4096, 4096, 100, 1000, 0, seed);
+            std::iter::from_fn(move || g.next_io()).collect::<Vec<_>>()
+        };
+        let a = collect(5);
+        assert_eq!(a, collect(5));
+        assert_ne!(a, collect(6));
+        for (d, o) in &a {
+            assert_eq!(*d, Direction::Write);
+            assert!(*o >= 4096 && *o < 4096 + 100 * 4096 && o % 4096 == 0);
+        }
+    }
+
+    #[test]
+    fn permutation_touches_every_block_once() {
+        let mut g = OffsetGen::new(Order::Permutation, 0, 512, 1000, 1000, 100, 9);
+        let mut seen: Vec<u64> = std::iter::from_fn(|| g.next_io().map(|(_, o)| o / 512)).collect();
+        assert_ne!(seen[..10], (0..10).collect::<Vec<_>>()[..]);
+        seen.sort();
+        assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn mix_follows_rwmixread() {
+        let mut g = OffsetGen::new(Order::Random, 0, 512, 1 << 20, 10000, 70, 2);
+        let reads = std::iter::from_fn(|| g.next_io())
+            .filter(|(d, _)| *d == Direction::Read)
+            .count();
+        assert!((6500..7500).contains(&reads), "{reads}");
+    }
+}

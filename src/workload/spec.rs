@@ -1,0 +1,457 @@
+//! Workload and job descriptions as written in plan files (`[[workload]]`, `[[workload.job]]`).
+//!
+//! The keys are fio's words for the same things (rw, bs, size, offset, iodepth, numjobs,
+//! direct, fsync, end_fsync, ramp_time, runtime, time_based, randseed, ...), so a kernel
+//! developer can translate a fio job file line by line. Unknown keys are errors that name
+//! the key; impossible values are reported by [`WorkloadSpec::validate`] with the
+//! workload, the job and the key.
+
+use crate::units::{self, serde_size};
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A set of jobs that run at the same time; one entry of the plan's `[[workload]]` list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub job: Vec<JobSpec>,
+}
+
+/// I/O pattern of a job (fio's `rw`), plus iozone's random read/write test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Rw {
+    #[serde(rename = "read")]
+    Read,
+    #[serde(rename = "write")]
+    Write,
+    #[serde(rename = "randread")]
+    RandRead,
+    #[serde(rename = "randwrite")]
+    RandWrite,
+    /// Random mix of reads and writes, `rwmixread` percent reads (default 50).
+    #[serde(rename = "randrw")]
+    RandRw,
+    /// iozone `-i 2` semantics: a file of `size` bytes, records of `bs` bytes, every
+    /// record exactly once in a fixed pseudo-random permutation, a read pass then a
+    /// write pass. Reported as ops/s and KB/s per pass.
+    #[serde(rename = "iozone-random")]
+    IozoneRandom,
+}
+
+impl Rw {
+    pub fn reads(self) -> bool {
+        !matches!(self, Rw::Write | Rw::RandWrite)
+    }
+    pub fn writes(self) -> bool {
+        !matches!(self, Rw::Read | Rw::RandRead)
+    }
+    pub fn is_random(self) -> bool {
+        !matches!(self, Rw::Read | Rw::Write)
+    }
+}
+
+/// How the I/O is issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Engine {
+    /// One pread/pwrite at a time per job thread (fio's `psync`).
+    #[default]
+    #[serde(rename = "sync", alias = "psync")]
+    Sync,
+    /// io_uring with `iodepth` I/Os in flight per job thread.
+    #[serde(rename = "io_uring")]
+    IoUring,
+}
+
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Sync => "sync",
+            Engine::IoUring => "io_uring",
+        }
+    }
+}
+
+/// Data written by write jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Incompressible pseudo-random bytes (fio's default buffer contents).
+    #[default]
+    Random,
+    /// All zero bytes, like `dd if=/dev/zero` (compressible; some controllers notice).
+    Zeros,
+}
+
+fn default_bs() -> u64 {
+    4096
+}
+fn one() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+
+/// One job of a workload. `numjobs` clones of it run in parallel, named `name.0`, `name.1`...
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    pub name: String,
+    pub rw: Rw,
+    /// Percent of reads for `randrw` (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwmixread: Option<u32>,
+    /// Block size of each I/O (record size in iozone mode). Default 4KiB.
+    #[serde(default = "default_bs", with = "serde_size")]
+    pub bs: u64,
+    /// Length of the region the job works in, starting at `offset` (default: the rest of
+    /// the device or file). Also the amount of I/O unless `io_size` or `runtime` says
+    /// otherwise. Required for directory targets and iozone mode (the file size).
+    #[serde(
+        default,
+        with = "serde_size::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub size: Option<u64>,
+    /// Amount of I/O to do inside the region (default: `size`).
+    #[serde(
+        default,
+        with = "serde_size::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub io_size: Option<u64>,
+    /// Start of the region on the target.
+    #[serde(default, with = "serde_size")]
+    pub offset: u64,
+    /// Clone k of `numjobs` starts at `offset + k * offset_increment` (fio's key).
+    #[serde(default, with = "serde_size")]
+    pub offset_increment: u64,
+    /// Stop after this long (whichever comes first with the amount of I/O).
+    #[serde(
+        default,
+        with = "serde_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub runtime: Option<Duration>,
+    /// Keep going until `runtime` even when the amount of I/O is done (wraps around).
+    #[serde(default)]
+    pub time_based: bool,
+    /// Run this long before measuring; I/O completed during the ramp is not counted.
+    #[serde(
+        default,
+        with = "serde_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ramp_time: Option<Duration>,
+    /// I/Os in flight per clone (io_uring only; the sync engine has exactly one).
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    #[serde(default = "one")]
+    pub numjobs: u32,
+    #[serde(default)]
+    pub engine: Engine,
+    /// O_DIRECT (default true): bypass the page cache, as `dd oflag=direct` does.
+    #[serde(default = "yes")]
+    pub direct: bool,
+    /// fsync after every N writes (0 = never), inside the timing.
+    #[serde(default)]
+    pub fsync: u32,
+    /// fsync once when the job's writes are done, inside the timing.
+    #[serde(default)]
+    pub end_fsync: bool,
+    /// Seed of the random offsets (default: derived from the plan seed and the job name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub randseed: Option<u64>,
+    #[serde(default)]
+    pub pattern: Pattern,
+    /// Writes carry a header (offset, run id, sequence) and a CRC32; write jobs read
+    /// every written block back afterwards, read jobs check the blocks they read.
+    #[serde(default)]
+    pub verify: bool,
+}
+
+/// Smallest logical block size of any Linux block device; O_DIRECT needs at least this.
+pub const MIN_LOGICAL_BLOCK_BYTES: u64 = 512;
+/// Bytes of the verify header at the start of every written block.
+pub const VERIFY_HEADER_BYTES: u64 = 40;
+
+impl WorkloadSpec {
+    /// Check every job; the message names the workload, the job and the key.
+    pub fn validate(&self) -> Result<()> {
+        if self.name.trim().is_empty() {
+            bail!("a [[workload]] has an empty `name`");
+        }
+        if self.job.is_empty() {
+            bail!(
+                "workload '{}' has no [[workload.job]]: add at least one job",
+                self.name
+            );
+        }
+        for (i, job) in self.job.iter().enumerate() {
+            if self.job[..i].iter().any(|other| other.name == job.name) {
+                bail!(
+                    "workload '{}': two jobs are named '{}': job names must be unique",
+                    self.name,
+                    job.name
+                );
+            }
+            job.validate().map_err(|e| {
+                anyhow::anyhow!("workload '{}', job '{}': {e}", self.name, job.name)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Number of job threads (sum of numjobs).
+    pub fn threads(&self) -> u32 {
+        self.job.iter().map(|j| j.numjobs).sum()
+    }
+}
+
+impl JobSpec {
+    /// Checks that need no target; the caller adds the workload and job names.
+    pub fn validate(&self) -> Result<()> {
+        if self.name.trim().is_empty() || self.name.contains(['/', '\0']) {
+            bail!("`name` must be non-empty and contain no '/'");
+        }
+        if self.bs == 0 {
+            bail!("`bs` must be greater than 0");
+        }
+        if self.direct && self.bs % MIN_LOGICAL_BLOCK_BYTES != 0 {
+            bail!(
+                "`bs` = {} is not a multiple of 512 bytes, which O_DIRECT needs \
+                 (direct = true): use a multiple of the logical block size or direct = false",
+                self.bs
+            );
+        }
+        if self.direct && self.offset % MIN_LOGICAL_BLOCK_BYTES != 0 {
+            bail!(
+                "`offset` = {} is not a multiple of 512 bytes, which O_DIRECT needs",
+                self.offset
+            );
+        }
+        if self.iodepth == 0 {
+            bail!("`iodepth` must be at least 1");
+        }
+        if self.numjobs == 0 {
+            bail!("`numjobs` must be at least 1");
+        }
+        if self.iodepth > 1 && self.engine == Engine::Sync {
+            bail!(
+                "`iodepth` = {} needs engine = \"io_uring\": the sync engine has one I/O in flight",
+                self.iodepth
+            );
+        }
+        if self.iodepth > 4096 {
+            bail!("`iodepth` = {} is more than 4096", self.iodepth);
+        }
+        match (self.rw, self.rwmixread) {
+            (Rw::RandRw, Some(p)) if p > 100 => {
+                bail!("`rwmixread` = {p} is a percentage: use 0..=100")
+            }
+            (Rw::RandRw, _) | (_, None) => {}
+            (_, Some(_)) => bail!("`rwmixread` only applies to rw = \"randrw\""),
+        }
+        for (key, value) in [("size", self.size), ("io_size", self.io_size)] {
+            if let Some(v) = value {
+                if v < self.bs {
+                    bail!(
+                        "`{key}` = {} is smaller than `bs` = {}: no I/O would be done",
+                        units::format_size(v),
+                        units::format_size(self.bs)
+                    );
+                }
+            }
+        }
+        if self.time_based && self.runtime.is_none() {
+            bail!("`time_based` = true needs a `runtime`");
+        }
+        if self.runtime == Some(Duration::ZERO) {
+            bail!("`runtime` must be greater than 0");
+        }
+        if self.rw == Rw::IozoneRandom {
+            let Some(size) = self.size else {
+                bail!("rw = \"iozone-random\" needs `size` (the file size)");
+            };
+            if size % self.bs != 0 {
+                bail!(
+                    "rw = \"iozone-random\": `size` = {} is not a whole number of records of `bs` = {}",
+                    units::format_size(size),
+                    units::format_size(self.bs)
+                );
+            }
+            for (key, set) in [
+                ("io_size", self.io_size.is_some()),
+                ("runtime", self.runtime.is_some()),
+                ("ramp_time", self.ramp_time.is_some()),
+                ("verify", self.verify),
+            ] {
+                if set {
+                    bail!("`{key}` does not apply to rw = \"iozone-random\" (every record once per pass)");
+                }
+            }
+        }
+        if self.verify {
+            if matches!(self.rw, Rw::RandRw) {
+                bail!("`verify` works with read, randread (check blocks written earlier), write and randwrite, not randrw");
+            }
+            if self.bs < MIN_LOGICAL_BLOCK_BYTES {
+                bail!("`verify` needs `bs` of at least 512 bytes for its header");
+            }
+            if self.time_based {
+                bail!(
+                    "`verify` cannot be combined with `time_based` (blocks would be overwritten)"
+                );
+            }
+        }
+        if self.fsync > 0 && !self.rw.writes() {
+            bail!("`fsync` only applies to jobs that write");
+        }
+        Ok(())
+    }
+
+    /// Percent of I/Os that are reads.
+    pub fn read_percent(&self) -> u32 {
+        match self.rw {
+            Rw::Read | Rw::RandRead => 100,
+            Rw::Write | Rw::RandWrite => 0,
+            Rw::RandRw => self.rwmixread.unwrap_or(50),
+            Rw::IozoneRandom => 50,
+        }
+    }
+}
+
+/// Serde helpers for `runtime = "30s"` or `runtime = 30` (seconds).
+pub mod serde_duration {
+    use serde::{de, Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Int(u64),
+        Float(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let raw: Option<Raw> = Option::deserialize(d)?;
+        match raw {
+            None => Ok(None),
+            Some(Raw::Int(s)) => Ok(Some(Duration::from_secs(s))),
+            Some(Raw::Float(s)) if s >= 0.0 && s.is_finite() => {
+                Ok(Some(Duration::from_secs_f64(s)))
+            }
+            Some(Raw::Float(s)) => Err(de::Error::custom(format!("{s} is not a duration"))),
+            Some(Raw::Text(t)) => crate::units::parse_duration(&t)
+                .map(Some)
+                .map_err(de::Error::custom),
+        }
+    }
+
+    pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(d) => s.serialize_str(&format!("{}s", d.as_secs_f64())),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<WorkloadSpec> {
+        let w: WorkloadSpec = toml::from_str(text)?;
+        w.validate()?;
+        Ok(w)
+    }
+
+    #[test]
+    fn defaults_follow_fio() {
+        let w = parse("name = \"w\"\n[[job]]\nname = \"j\"\nrw = \"randread\"\n").unwrap();
+        let j = &w.job[0];
+        assert_eq!(j.bs, 4096);
+        assert_eq!((j.iodepth, j.numjobs), (1, 1));
+        assert!(j.direct);
+        assert_eq!(j.engine, Engine::Sync);
+        assert_eq!(j.pattern, Pattern::Random);
+        assert_eq!(j.read_percent(), 100);
+    }
+
+    #[test]
+    fn sizes_durations_and_engines_parse() {
+        let w = parse(
+            "name = \"w\"\n[[job]]\nname = \"j\"\nrw = \"randrw\"\nrwmixread = 70\nbs = \"1MiB\"\n\
+             size = \"256M\"\noffset = 4096\nruntime = \"2m\"\nramp_time = 5\n\
+             engine = \"io_uring\"\niodepth = 32\npattern = \"zeros\"\n",
+        )
+        .unwrap();
+        let j = &w.job[0];
+        assert_eq!(j.bs, 1 << 20);
+        assert_eq!(j.size, Some(256 << 20));
+        assert_eq!(j.runtime, Some(Duration::from_secs(120)));
+        assert_eq!(j.ramp_time, Some(Duration::from_secs(5)));
+        assert_eq!(j.engine, Engine::IoUring);
+        assert_eq!(j.read_percent(), 70);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = parse("name = \"w\"\n[[job]]\nname = \"j\"\nrw = \"read\"\nblocksize = 4096\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("blocksize"), "{err}");
+        let err = parse("name = \"w\"\n[[job]]\nname = \"j\"\nrw = \"sideways\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("sideways"), "{err}");
+    }
+
+    #[test]
+    fn impossible_values_name_job_and_key() {
+        let cases = [
+            ("rw = \"read\"\nbs = 1000", "`bs`"),
+            ("rw = \"read\"\niodepth = 0", "`iodepth`"),
+            ("rw = \"read\"\niodepth = 8", "io_uring"),
+            ("rw = \"randrw\"\nrwmixread = 101", "`rwmixread`"),
+            ("rw = \"read\"\nrwmixread = 50", "`rwmixread`"),
+            ("rw = \"read\"\nnumjobs = 0", "`numjobs`"),
+            ("rw = \"read\"\ntime_based = true", "`time_based`"),
+            ("rw = \"iozone-random\"", "`size`"),
+            (
+                "rw = \"iozone-random\"\nsize = \"1M\"\nbs = \"3k\"",
+                "`size`",
+            ),
+            ("rw = \"randrw\"\nverify = true", "`verify`"),
+            ("rw = \"read\"\nsize = 512", "`size`"),
+            ("rw = \"read\"\nfsync = 1", "`fsync`"),
+        ];
+        for (body, key) in cases {
+            let text = format!("name = \"w\"\n[[job]]\nname = \"j1\"\n{body}\n");
+            let err = parse(&text).unwrap_err().to_string();
+            assert!(err.contains(key), "{body}: {err}");
+            assert!(
+                err.contains("job 'j1'") && err.contains("workload 'w'"),
+                "{err}"
+            );
+        }
+        // Not a multiple of 512 is fine with buffered I/O.
+        parse("name = \"w\"\n[[job]]\nname = \"j\"\nrw = \"read\"\nbs = 1000\ndirect = false\n")
+            .unwrap();
+    }
+
+    #[test]
+    fn duplicate_job_names_are_refused() {
+        let err = parse(
+            "name = \"w\"\n[[job]]\nname = \"j\"\nrw = \"read\"\n[[job]]\nname = \"j\"\nrw = \"write\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("two jobs are named 'j'"), "{err}");
+    }
+}

@@ -1,0 +1,361 @@
+//! What the engine does I/O to: a whole block device (or a region of it, through the
+//! jobs' offset/size), a regular file (created and sized by mmcab), or a directory on a
+//! mounted filesystem in which every job clone gets its own file.
+//!
+//! Safety lives here: writes to a block device need `--allow-write`, and a block device
+//! that is mounted, has a mounted partition, is used as swap or has holders (device
+//! mapper, md, ...) is refused for writes even then, naming the mount. While writes are
+//! allowed, an O_EXCL handle is held so nobody mounts the device during the run.
+
+use anyhow::{bail, Context, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    BlockDevice,
+    File,
+    Directory,
+}
+
+#[derive(Debug)]
+pub struct Target {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// Device size, or the file's current length (0 for a new file or a directory).
+    pub size_bytes: u64,
+    /// Logical block size of the device (of the filesystem's device for files), which
+    /// O_DIRECT offsets, lengths and buffers must be multiples of.
+    pub logical_block_bytes: u64,
+    pub allow_write: bool,
+    /// For a block device in use (mounted, swap, holders): what uses it.
+    pub in_use: Option<String>,
+    _exclusive: Option<File>,
+}
+
+impl Target {
+    /// Open a target from a user path. `allow_write` is `--allow-write`: without it no
+    /// job may write to a block device; with it, a device in use is refused.
+    pub fn open(path: &Path, allow_write: bool) -> Result<Target> {
+        let meta = match fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Self::new_file(path, allow_write),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot stat target {}", path.display()))
+            }
+        };
+        let ft = meta.file_type();
+        if ft.is_block_device() {
+            Self::block_device(path, meta.rdev(), allow_write)
+        } else if ft.is_dir() {
+            Ok(Target {
+                path: path.to_path_buf(),
+                kind: TargetKind::Directory,
+                size_bytes: 0,
+                logical_block_bytes: fs_logical_block_bytes(meta.dev()),
+                allow_write,
+                in_use: None,
+                _exclusive: None,
+            })
+        } else if ft.is_file() {
+            Ok(Target {
+                path: path.to_path_buf(),
+                kind: TargetKind::File,
+                size_bytes: meta.len(),
+                logical_block_bytes: fs_logical_block_bytes(meta.dev()),
+                allow_write,
+                in_use: None,
+                _exclusive: None,
+            })
+        } else {
+            bail!(
+                "target {} is not a block device, a regular file or a directory",
+                path.display()
+            )
+        }
+    }
+
+    fn new_file(path: &Path, allow_write: bool) -> Result<Target> {
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let meta = fs::metadata(parent).with_context(|| {
+            format!(
+                "target {} does not exist and its directory {} cannot be used: create the directory first",
+                path.display(),
+                parent.display()
+            )
+        })?;
+        Ok(Target {
+            path: path.to_path_buf(),
+            kind: TargetKind::File,
+            size_bytes: 0,
+            logical_block_bytes: fs_logical_block_bytes(meta.dev()),
+            allow_write,
+            in_use: None,
+            _exclusive: None,
+        })
+    }
+
+    fn block_device(path: &Path, rdev: u64, allow_write: bool) -> Result<Target> {
+        let devno = format!(
+            "{}:{}",
+            nix::sys::stat::major(rdev),
+            nix::sys::stat::minor(rdev)
+        );
+        let sys = fs::canonicalize(format!("/sys/dev/block/{devno}"))
+            .with_context(|| format!("{}: no /sys/dev/block/{devno}", path.display()))?;
+        let sectors: u64 = read_trimmed(&sys.join("size"))?
+            .parse()
+            .with_context(|| format!("{}: bad size in {}", path.display(), sys.display()))?;
+        let queue = if sys.join("partition").exists() {
+            sys.join("../queue")
+        } else {
+            sys.join("queue")
+        };
+        let logical_block_bytes = read_trimmed(&queue.join("logical_block_size"))
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(512);
+        let in_use = block_device_users(path, &sys, &devno)?;
+        let mut exclusive = None;
+        if allow_write {
+            if let Some(users) = &in_use {
+                bail!(
+                    "refusing to write to {}: it is in use ({users}); unmount it / stop what holds \
+                     it, or pick another device (--allow-write does not override this)",
+                    path.display()
+                );
+            }
+            let f = OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_EXCL)
+                .open(path)
+                .with_context(|| {
+                    format!(
+                        "cannot open {} exclusively: something else has it open for exclusive use \
+                         (a mount, a filesystem tool); stop it and retry",
+                        path.display()
+                    )
+                })?;
+            exclusive = Some(f);
+        }
+        Ok(Target {
+            path: path.to_path_buf(),
+            kind: TargetKind::BlockDevice,
+            size_bytes: sectors * 512,
+            logical_block_bytes,
+            allow_write,
+            in_use,
+            _exclusive: exclusive,
+        })
+    }
+
+    /// Refuse writes the user did not allow (block devices only; files and directories
+    /// hold only what mmcab created or was pointed at explicitly).
+    pub fn check_write(&self, what: &str) -> Result<()> {
+        if self.kind != TargetKind::BlockDevice {
+            return Ok(());
+        }
+        if let Some(users) = &self.in_use {
+            bail!(
+                "refusing {what}: {} is in use ({users}); unmount it or pick another device",
+                self.path.display()
+            );
+        }
+        if !self.allow_write {
+            bail!(
+                "{what} writes to block device {}, destroying its data: pass --allow-write if \
+                 that is what you want",
+                self.path.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// The file one job clone works on (for block devices: the device itself).
+    pub fn path_for(&self, workload: &str, job: &str, clone: u32) -> PathBuf {
+        match self.kind {
+            TargetKind::Directory => self.path.join(format!("mmcab.{workload}.{job}.{clone}")),
+            _ => self.path.clone(),
+        }
+    }
+
+    /// Open the target (or a clone's file) for a job's I/O.
+    pub fn open_io(&self, path: &Path, write: bool, direct: bool) -> Result<File> {
+        let mut opts = OpenOptions::new();
+        opts.read(true).write(write);
+        if direct {
+            opts.custom_flags(libc::O_DIRECT);
+        }
+        opts.open(path).map_err(|e| {
+            if direct && e.raw_os_error() == Some(libc::EINVAL) {
+                anyhow::anyhow!(
+                    "{}: the filesystem does not support O_DIRECT (tmpfs does not): set direct = false \
+                     in the job or use a target on a block device",
+                    path.display()
+                )
+            } else {
+                anyhow::Error::new(e).context(format!("cannot open {}", path.display()))
+            }
+        })
+    }
+}
+
+fn read_trimmed(path: &Path) -> Result<String> {
+    Ok(fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .trim()
+        .to_string())
+}
+
+/// Logical block size of the block device a filesystem lives on (512 when unknown).
+fn fs_logical_block_bytes(dev: u64) -> u64 {
+    let devno = format!(
+        "{}:{}",
+        nix::sys::stat::major(dev),
+        nix::sys::stat::minor(dev)
+    );
+    let sys = Path::new("/sys/dev/block").join(devno);
+    for q in ["queue/logical_block_size", "../queue/logical_block_size"] {
+        if let Ok(s) = fs::read_to_string(sys.join(q)) {
+            if let Ok(v) = s.trim().parse() {
+                return v;
+            }
+        }
+    }
+    512
+}
+
+/// Mounts, swap use and holders of a block device and its partitions, as one sentence.
+fn block_device_users(path: &Path, sys: &Path, devno: &str) -> Result<Option<String>> {
+    // The device and its partitions: (name, maj:min, sysfs dir).
+    let mut devices = vec![(
+        sys.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        devno.to_string(),
+        sys.to_path_buf(),
+    )];
+    if let Ok(entries) = fs::read_dir(sys) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.join("partition").exists() {
+                if let Ok(d) = read_trimmed(&p.join("dev")) {
+                    devices.push((e.file_name().to_string_lossy().into_owned(), d, p));
+                }
+            }
+        }
+    }
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut users = Vec::new();
+    for (name, dev, dir) in &devices {
+        for mount in mounts_of(&mountinfo, dev) {
+            users.push(format!("/dev/{name} is mounted at {mount}"));
+        }
+        if let Ok(holders) = fs::read_dir(dir.join("holders")) {
+            for h in holders.flatten() {
+                users.push(format!(
+                    "/dev/{name} is held by {} (see {}/holders)",
+                    h.file_name().to_string_lossy(),
+                    dir.display()
+                ));
+            }
+        }
+    }
+    let canonical = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Ok(swaps) = fs::read_to_string("/proc/swaps") {
+        for line in swaps.lines().skip(1) {
+            let Some(swap) = line.split_whitespace().next() else {
+                continue;
+            };
+            let swap_path = fs::canonicalize(swap).unwrap_or_else(|_| PathBuf::from(swap));
+            if devices
+                .iter()
+                .any(|(n, _, _)| swap_path == Path::new("/dev").join(n))
+                || swap_path == canonical
+            {
+                users.push(format!("{swap} is used as swap"));
+            }
+        }
+    }
+    Ok(if users.is_empty() {
+        None
+    } else {
+        Some(users.join("; "))
+    })
+}
+
+/// Mount points of the device `maj:min` in /proc/self/mountinfo text.
+fn mounts_of(mountinfo: &str, devno: &str) -> Vec<String> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let dev = fields.nth(2)?;
+            let mount = fields.nth(1)?;
+            (dev == devno).then(|| unescape_mount(mount))
+        })
+        .collect()
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal (`\040`).
+fn unescape_mount(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\'
+            && i + 3 < bytes.len()
+            && bytes[i + 1..i + 4]
+                .iter()
+                .all(|b| (b'0'..=b'7').contains(b))
+        {
+            let v = (bytes[i + 1] - b'0') * 64 + (bytes[i + 2] - b'0') * 8 + (bytes[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_is_matched_by_device_number() {
+        let text = "36 35 7:3 / /mnt/my\\040disk rw,noatime shared:1 - ext4 /dev/loop3 rw\n\
+                    37 35 7:30 / /other rw - ext4 /dev/loop30 rw\n";
+        assert_eq!(mounts_of(text, "7:3"), vec!["/mnt/my disk".to_string()]);
+        assert_eq!(mounts_of(text, "7:30"), vec!["/other".to_string()]);
+        assert!(mounts_of(text, "8:0").is_empty());
+    }
+
+    #[test]
+    fn missing_file_in_missing_directory_is_explained() {
+        let err = Target::open(Path::new("/nonexistent-dir-mmcab/f"), false).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("create the directory"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
+    fn files_and_directories_open_without_allow_write() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let t = Target::open(dir.path(), false).unwrap();
+        assert_eq!(t.kind, TargetKind::Directory);
+        t.check_write("test").unwrap();
+        let f = Target::open(&dir.path().join("new"), false).unwrap();
+        assert_eq!((f.kind, f.size_bytes), (TargetKind::File, 0));
+        assert!(t.path_for("w", "j", 2).ends_with("mmcab.w.j.2"));
+    }
+}

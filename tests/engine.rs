@@ -1,0 +1,594 @@
+//! End-to-end tests of `mmcab run` (the workload engine) on real loop devices over
+//! files in /dev/shm. Needs root. Every loop device and mount is undone in Drop, also
+//! when a test fails. Nothing here touches the machine's disks.
+
+use serde_json::Value;
+use std::fs::{self, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MIB: u64 = 1 << 20;
+
+/// A loop device over a file in /dev/shm; detached (and the file removed) on drop.
+struct LoopDev {
+    dev: PathBuf,
+    backing: tempfile::NamedTempFile,
+}
+
+impl LoopDev {
+    /// `size` bytes, every byte `fill`.
+    fn new(size: u64, fill: u8) -> LoopDev {
+        let backing = tempfile::Builder::new()
+            .prefix("mmcab-engine-test.")
+            .tempfile_in("/dev/shm")
+            .expect("temp file in /dev/shm");
+        let chunk = vec![fill; MIB as usize];
+        let mut at = 0;
+        while at < size {
+            let n = (size - at).min(MIB) as usize;
+            backing.as_file().write_all_at(&chunk[..n], at).unwrap();
+            at += n as u64;
+        }
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(backing.path())
+            .output()
+            .expect("losetup (util-linux) must be installed");
+        assert!(
+            out.status.success(),
+            "losetup failed (root needed): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        LoopDev { dev, backing }
+    }
+
+    fn contents(&self) -> Vec<u8> {
+        fs::read(self.backing.path()).unwrap()
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// ext4 on a loop device, mounted in a temp dir under /dev/shm; unmounted on drop.
+struct Mounted {
+    dir: tempfile::TempDir,
+    loopdev: LoopDev,
+}
+
+impl Mounted {
+    fn new(size: u64) -> Mounted {
+        let loopdev = LoopDev::new(size, 0);
+        let ok = Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&loopdev.dev)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mkfs.ext4 failed");
+        let dir = tempfile::Builder::new()
+            .prefix("mmcab-mnt.")
+            .tempdir_in("/dev/shm")
+            .unwrap();
+        let ok = Command::new("mount")
+            .arg(&loopdev.dev)
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount failed");
+        Mounted { dir, loopdev }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn write_plan(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("plan.toml");
+    fs::write(&p, text).unwrap();
+    p
+}
+
+fn mmcab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mmcab"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Run a plan text against a target, expect success, return the JSON.
+fn run_json(plan: &str, target: &Path, extra: &[&str]) -> Value {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let p = write_plan(dir.path(), plan);
+    let mut args = vec![
+        "run",
+        p.to_str().unwrap(),
+        "--device",
+        target.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let out = mmcab(&args);
+    assert!(
+        out.status.success(),
+        "mmcab failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn workload<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workload"] == name)
+        .unwrap()
+}
+
+fn job<'a>(w: &'a Value, name: &str) -> &'a Value {
+    w["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job"] == name)
+        .unwrap_or_else(|| panic!("no job {name} in {w}"))
+}
+
+fn dir_of<'a>(j: &'a Value, direction: &str) -> &'a Value {
+    j["directions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["direction"] == direction)
+        .unwrap()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+#[test]
+fn every_rw_mode_on_both_engines() {
+    let dev = LoopDev::new(32 * MIB, 0);
+    let mut plan = String::from("name = \"modes\"\n");
+    for engine in ["sync", "io_uring"] {
+        let depth = if engine == "sync" { 1 } else { 8 };
+        for rw in ["read", "write", "randread", "randwrite", "randrw"] {
+            plan += &format!(
+                "[[workload]]\nname = \"{rw}-{engine}\"\n[[workload.job]]\nname = \"j\"\nrw = \"{rw}\"\n\
+                 bs = \"16k\"\nsize = \"4M\"\nengine = \"{engine}\"\niodepth = {depth}\n"
+            );
+        }
+    }
+    let v = run_json(&plan, &dev.dev, &["--allow-write"]);
+    for engine in ["sync", "io_uring"] {
+        for rw in ["read", "write", "randread", "randwrite", "randrw"] {
+            let w = workload(&v, &format!("{rw}-{engine}"));
+            let j = job(w, "j");
+            let dirs = j["directions"].as_array().unwrap();
+            let total_ops: u64 = dirs.iter().map(|d| u(&d["ops"])).sum();
+            let total_bytes: u64 = dirs.iter().map(|d| u(&d["bytes"])).sum();
+            assert_eq!(total_ops, 256, "{rw}-{engine}: 4 MiB / 16 KiB");
+            assert_eq!(total_bytes, 4 * MIB, "{rw}-{engine}");
+            for d in dirs {
+                if u(&d["ops"]) > 0 {
+                    assert!(d["mb_per_s"].as_f64().unwrap() > 0.0);
+                    let lat = &d["latency"];
+                    assert!(lat["min_us"].as_f64().unwrap() <= lat["p50_us"].as_f64().unwrap());
+                    assert!(lat["p50_us"].as_f64().unwrap() <= lat["max_us"].as_f64().unwrap());
+                }
+            }
+            let names: Vec<&str> = dirs
+                .iter()
+                .map(|d| d["direction"].as_str().unwrap())
+                .collect();
+            let expected: &[&str] = match rw {
+                "read" | "randread" => &["read"],
+                "write" | "randwrite" => &["write"],
+                _ => &["read", "write"],
+            };
+            assert_eq!(names, expected, "{rw}-{engine}");
+        }
+    }
+    // Something was written by the write jobs: the zero-filled device changed.
+    assert!(dev.contents()[..4 * MIB as usize].iter().any(|&b| b != 0));
+}
+
+#[test]
+fn numjobs_and_mixed_jobs_group_per_direction() {
+    let dev = LoopDev::new(32 * MIB, 0);
+    let plan = r#"
+name = "mixed"
+[[workload]]
+name = "mix"
+[[workload.job]]
+name = "readers"
+rw = "randread"
+size = "4M"
+numjobs = 3
+offset_increment = "4M"
+[[workload.job]]
+name = "writer"
+rw = "write"
+bs = "64k"
+offset = "16M"
+size = "4M"
+engine = "io_uring"
+iodepth = 4
+"#;
+    let v = run_json(plan, &dev.dev, &["--allow-write"]);
+    let w = workload(&v, "mix");
+    let jobs = w["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs.iter().map(|j| j["job"].as_str().unwrap()).collect();
+    assert_eq!(names, ["readers.0", "readers.1", "readers.2", "writer"]);
+    let group_read = w["group"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["direction"] == "read")
+        .unwrap();
+    let sum: u64 = ["readers.0", "readers.1", "readers.2"]
+        .iter()
+        .map(|n| u(&dir_of(job(w, n), "read")["bytes"]))
+        .sum();
+    assert_eq!(u(&group_read["bytes"]), sum);
+    assert_eq!(sum, 12 * MIB);
+    let group_write = w["group"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["direction"] == "write")
+        .unwrap();
+    assert_eq!(u(&group_write["bytes"]), 4 * MIB);
+    assert!(w["cpu_seconds"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn io_stays_inside_its_region() {
+    const CANARY: u8 = 0xa5;
+    let dev = LoopDev::new(16 * MIB, CANARY);
+    let plan = r#"
+name = "regions"
+[[workload]]
+name = "seq"
+[[workload.job]]
+name = "w"
+rw = "write"
+bs = "64k"
+offset = "1M"
+size = "1M"
+numjobs = 2
+offset_increment = "1M"
+[[workload]]
+name = "rand"
+[[workload.job]]
+name = "w"
+rw = "randwrite"
+offset = "8M"
+size = "2M"
+engine = "io_uring"
+iodepth = 16
+runtime = "300ms"
+time_based = true
+"#;
+    run_json(plan, &dev.dev, &["--allow-write"]);
+    let data = dev.contents();
+    let inside = |o: usize| {
+        (MIB as usize..3 * MIB as usize).contains(&o)
+            || (8 * MIB as usize..10 * MIB as usize).contains(&o)
+    };
+    let stray = data
+        .iter()
+        .enumerate()
+        .find(|(o, &b)| !inside(*o) && b != CANARY);
+    assert!(
+        stray.is_none(),
+        "write outside the regions at byte {:?}",
+        stray.map(|s| s.0)
+    );
+    // Sequential writes covered their regions completely.
+    assert!(data[MIB as usize..3 * MIB as usize]
+        .chunks(512)
+        .all(|c| c.iter().any(|&b| b != CANARY)));
+}
+
+#[test]
+fn files_and_directories() {
+    // A new file in /dev/shm (tmpfs has no O_DIRECT: buffered).
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = dir.path().join("target.img");
+    let plan = r#"
+name = "files"
+[[workload]]
+name = "w"
+[[workload.job]]
+name = "w"
+rw = "randwrite"
+size = "2M"
+offset = "1M"
+direct = false
+"#;
+    let v = run_json(plan, &file, &[]);
+    assert_eq!(
+        u(&dir_of(job(workload(&v, "w"), "w"), "write")["bytes"]),
+        2 * MIB
+    );
+    assert_eq!(
+        fs::metadata(&file).unwrap().len(),
+        3 * MIB,
+        "file created and sized by mmcab"
+    );
+
+    // A directory on a mounted ext4: one file per clone, O_DIRECT, removed afterwards.
+    let mnt = Mounted::new(64 * MIB);
+    let plan = r#"
+name = "dir"
+[[workload]]
+name = "d"
+[[workload.job]]
+name = "r"
+rw = "randread"
+size = "2M"
+numjobs = 2
+[[workload.job]]
+name = "iz"
+rw = "iozone-random"
+size = "1M"
+"#;
+    let v = run_json(plan, mnt.dir.path(), &[]);
+    let w = workload(&v, "d");
+    assert_eq!(u(&dir_of(job(w, "r.1"), "read")["ops"]), 512);
+    assert_eq!(u(&dir_of(job(w, "iz"), "read")["ops"]), 256);
+    assert_eq!(u(&dir_of(job(w, "iz"), "write")["ops"]), 256);
+    let left: Vec<_> = fs::read_dir(mnt.dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        left.iter()
+            .all(|n| !n.to_string_lossy().starts_with("mmcab.")),
+        "{left:?}"
+    );
+}
+
+#[test]
+fn iozone_mode_touches_every_record_once() {
+    let dev = LoopDev::new(8 * MIB, 0);
+    let plan = r#"
+name = "iz"
+[[workload]]
+name = "iz"
+[[workload.job]]
+name = "iz"
+rw = "iozone-random"
+bs = "4k"
+offset = "1M"
+size = "2M"
+end_fsync = true
+"#;
+    let v = run_json(plan, &dev.dev, &["--allow-write"]);
+    let j = job(workload(&v, "iz"), "iz");
+    let (r, w) = (dir_of(j, "read"), dir_of(j, "write"));
+    assert_eq!((u(&r["ops"]), u(&w["ops"])), (512, 512));
+    // 512 writes and every one of the 512 records written: each exactly once.
+    let data = dev.contents();
+    for (i, rec) in data[MIB as usize..3 * MIB as usize]
+        .chunks(4096)
+        .enumerate()
+    {
+        assert!(rec.iter().any(|&b| b != 0), "record {i} never written");
+    }
+    assert!(data[..MIB as usize]
+        .iter()
+        .chain(&data[3 * MIB as usize..])
+        .all(|&b| b == 0));
+    // Separate clocks per pass: ops/s of each pass over its own time.
+    assert!(r["seconds"].as_f64().unwrap() > 0.0 && w["seconds"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn verify_reports_a_block_corrupted_behind_our_back() {
+    let dev = LoopDev::new(16 * MIB, 0);
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let plan = write_plan(
+        dir.path(),
+        r#"
+name = "verify"
+[[workload]]
+name = "fill"
+[[workload.job]]
+name = "w"
+rw = "write"
+bs = "4k"
+size = "4M"
+engine = "io_uring"
+iodepth = 8
+verify = true
+[[workload]]
+name = "check"
+[[workload.job]]
+name = "r"
+rw = "read"
+bs = "4k"
+size = "4M"
+verify = true
+"#,
+    );
+    let p = plan.to_str().unwrap();
+    let d = dev.dev.to_str().unwrap();
+    let out = mmcab(&[
+        "run",
+        p,
+        "--device",
+        d,
+        "--allow-write",
+        "--workload",
+        "fill",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("verify w: 1024 blocks checked, 0 bad"),
+        "{table}"
+    );
+
+    // Corrupt one block through the loop device, as a buggy driver would.
+    let bad_offset = 234 * 4096u64;
+    let f = OpenOptions::new().write(true).open(&dev.dev).unwrap();
+    f.write_all_at(&[0xff; 16], bad_offset + 100).unwrap();
+    f.sync_all().unwrap();
+    drop(f);
+
+    let out = mmcab(&["run", p, "--device", d, "--workload", "check"]);
+    assert_eq!(out.status.code(), Some(3), "verify errors exit with 3");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("verify r: 1024 blocks checked, 1 bad"),
+        "{table}"
+    );
+    assert!(
+        table.contains(&format!("bad block at offset {bad_offset}")),
+        "{table}"
+    );
+    assert!(table.contains("checksum"), "{table}");
+}
+
+#[test]
+fn writes_need_allow_write_and_mounted_devices_are_refused() {
+    let dev = LoopDev::new(8 * MIB, 0);
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "name = \"p\"\n[[workload]]\nname = \"r\"\n[[workload.job]]\nname = \"r\"\nrw = \"read\"\nsize = \"1M\"\n\
+         [[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"w\"\nrw = \"write\"\nsize = \"1M\"\n",
+    );
+    let p = plan.to_str().unwrap();
+    let out = mmcab(&["run", p, "--device", dev.dev.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--allow-write") && err.contains(dev.dev.to_str().unwrap()),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing ran before the refusal");
+    assert!(dev.contents().iter().all(|&b| b == 0));
+    // Reading alone is fine without --allow-write.
+    let out = mmcab(&[
+        "run",
+        p,
+        "--device",
+        dev.dev.to_str().unwrap(),
+        "--workload",
+        "r",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mnt = Mounted::new(32 * MIB);
+    let out = mmcab(&[
+        "run",
+        p,
+        "--device",
+        mnt.loopdev.dev.to_str().unwrap(),
+        "--allow-write",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("mounted at") && err.contains(mnt.dir.path().to_str().unwrap()),
+        "{err}"
+    );
+}
+
+#[test]
+fn cancel_stops_a_run_promptly() {
+    let dev = LoopDev::new(8 * MIB, 0);
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "name = \"p\"\n[[workload]]\nname = \"long\"\n[[workload.job]]\nname = \"r\"\nrw = \"randread\"\n\
+         engine = \"io_uring\"\niodepth = 4\nruntime = \"60s\"\ntime_based = true\n",
+    );
+    let start = std::time::Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_mmcab"))
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--device",
+            dev.dev.to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cancelled"));
+}
+
+#[test]
+fn the_seed_workload_files_run_scaled_down() {
+    let dev = LoopDev::new(40 * MIB, 0);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+    for (file, expect) in [
+        ("dd-bus-width.toml", &["dd-write", "dd-read"][..]),
+        (
+            "packed-2012.toml",
+            &[
+                "long-write",
+                "parallel-writes",
+                "short-reads-short-writes",
+                "iozone-256m",
+            ][..],
+        ),
+        (
+            "qd-sweep.toml",
+            &["rand-4k-qd1", "rand-4k-qd32", "rand-1024k-qd1"][..],
+        ),
+    ] {
+        let out = mmcab(&[
+            "run",
+            root.join(file).to_str().unwrap(),
+            "--device",
+            dev.dev.to_str().unwrap(),
+            "--allow-write",
+            "--scale-down",
+            "16",
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for name in expect {
+            let w = workload(&v, name);
+            for d in w["group"].as_array().unwrap() {
+                assert!(u(&d["ops"]) > 0, "{file} {name}: {d}");
+            }
+        }
+    }
+}
