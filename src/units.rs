@@ -146,7 +146,10 @@ mod tests {
         assert_eq!(parse_size("1M").unwrap(), 1 << 20);
         assert_eq!(parse_size("2G").unwrap(), 2 << 30);
         assert_eq!(parse_size("1.5k").unwrap(), 1536);
-        assert!(parse_size("4 parsecs").unwrap_err().0.contains("unknown size unit"));
+        assert!(parse_size("4 parsecs")
+            .unwrap_err()
+            .0
+            .contains("unknown size unit"));
         assert!(parse_size("k").is_err());
         assert!(parse_size("0.3k").is_err());
     }

@@ -329,6 +329,65 @@ mod tests {
         assert_eq!(summary(&v), "unknown card 1.8 GiB SD, bus unknown");
     }
 
+    /// The whole JSON from a tree built out of the 7.2 capture, with /dev/null standing
+    /// in for the node: the ioctl fails (ENOTTY), so EXT_CSD must come from debugfs.
+    #[test]
+    fn json_from_capture_tree_agrees_with_its_sysfs_and_debugfs() {
+        use crate::device::capture::Capture;
+        use crate::device::discover::{discover_in, Roots};
+        let cap = Capture::load("cap-linux7-bus8.txt");
+        let dir = tempfile::tempdir().unwrap();
+        let (sys, debugfs) = cap.build_tree(dir.path());
+        let mut paths = discover_in(
+            "mmcblk0",
+            &Roots {
+                sys,
+                debugfs,
+                dev: "/dev".into(),
+            },
+        )
+        .unwrap();
+        paths.dev_node = "/dev/null".into();
+        let v = info_json(&paths).unwrap();
+        assert_eq!(v["schema"], 1);
+        assert_eq!(
+            (v["host"].as_str(), v["card"].as_str()),
+            (Some("mmc0"), Some("mmc0:0001"))
+        );
+        assert_eq!(v["type"], "MMC");
+        assert_eq!(v["capacity_bytes"], 268_435_456u64);
+        assert_eq!(v["identity"]["manfid"], 0xaa);
+        assert_eq!(v["identity"]["oemid"], 0x158);
+        assert_eq!(v["identity"]["name"], "QEMU!!");
+        assert_eq!(v["identity"]["date"], "02/2006");
+        assert_eq!(v["identity"]["serial"], 0xdead_beefu64);
+        assert_eq!(v["ios"]["bus_width"], 8);
+        assert_eq!(v["ios"]["clock_hz"], 52_000_000);
+        assert_eq!(v["ios"]["timing"], "mmc high-speed");
+        assert_eq!(v["ext_csd"]["source"], "debugfs");
+        assert!(v["ext_csd"]["source_note"]
+            .as_str()
+            .unwrap()
+            .contains("not an MMC block device"));
+        assert_eq!(v["ext_csd"]["raw"], cap.get("ext_csd").unwrap().trim());
+        assert_eq!(v["ext_csd"]["fields_raw"]["SEC_COUNT"], 524_288);
+        assert_eq!(v["ext_csd"]["fields"]["SEC_COUNT"]["bytes"], 268_435_456u64);
+        assert_eq!(v["ext_csd"]["field_layout"]["SEC_COUNT"]["offset"], 212);
+        assert_eq!(v["capabilities"]["packed"]["supported"], false);
+        assert_eq!(v["host_caps"]["caps"], "0x4000014f");
+        for (name, body) in cap.device_attrs() {
+            assert_eq!(v["sysfs"][name], body.trim(), "sysfs {name}");
+        }
+        assert_eq!(
+            v["summary"],
+            "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 8-bit 52 MHz mmc high-speed"
+        );
+        assert!(v["ext_csd_error"].is_null() && v["ios_error"].is_null());
+        let text = crate::device::render::human(&v);
+        assert!(text.contains("read via debugfs"), "{text}");
+        assert!(text.contains("[212] SEC_COUNT"), "{text}");
+    }
+
     #[test]
     fn sysfs_attrs_are_trimmed_files_only() {
         let dir = tempfile::tempdir().unwrap();
