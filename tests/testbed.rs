@@ -10,7 +10,7 @@ mod testbed;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use testbed::{Guest, GuestRun};
+use testbed::{hex_bytes, ios_bits, ios_label, parse_hex, Guest, GuestRun};
 
 /// Collects, in one guest, `mmcab info --json` and the kernel files it must agree with.
 const COLLECT: &str = r#"
@@ -74,40 +74,6 @@ echo "$orig" > $D/caps || exit 24
 cat $D/caps > $S/caps_final
 echo "$orig" > $S/caps_orig
 "#;
-
-fn parse_hex(s: &str) -> u64 {
-    u64::from_str_radix(s.trim().trim_start_matches("0x"), 16)
-        .unwrap_or_else(|e| panic!("not hex: {s:?}: {e}"))
-}
-
-/// The label in parentheses of an `ios` line: "bus width:\t3 (8 bits)" -> "8 bits".
-fn ios_label(ios: &str, key: &str) -> String {
-    let line = ios
-        .lines()
-        .find(|l| l.split(':').next().map(str::trim) == Some(key))
-        .unwrap_or_else(|| panic!("ios has no {key:?} line:\n{ios}"));
-    let value = line.split_once(':').unwrap().1.trim();
-    match (value.find('('), value.rfind(')')) {
-        (Some(a), Some(b)) => value[a + 1..b].to_string(),
-        _ => value.to_string(),
-    }
-}
-
-fn ios_bits(ios: &str) -> u64 {
-    let label = ios_label(ios, "bus width");
-    label
-        .strip_suffix(" bits")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("bus width label {label:?}"))
-}
-
-fn hex_bytes(hex: &str) -> Vec<u8> {
-    let hex = hex.trim();
-    assert_eq!(hex.len(), 1024, "EXT_CSD hex is not 512 bytes: {hex}");
-    (0..512)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
 
 /// `mmcab info --json` against the guest's own debugfs/sysfs files, field by field.
 fn check_info_matches_kernel(run: &GuestRun, bus_width: u64) {
