@@ -10,7 +10,7 @@ mod testbed;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use testbed::{Guest, GuestRun};
+use testbed::{hex_bytes, ios_bits, ios_label, parse_hex, Guest, GuestRun};
 
 /// Collects, in one guest, `mmcab info --json` and the kernel files it must agree with.
 const COLLECT: &str = r#"
@@ -74,40 +74,6 @@ echo "$orig" > $D/caps || exit 24
 cat $D/caps > $S/caps_final
 echo "$orig" > $S/caps_orig
 "#;
-
-fn parse_hex(s: &str) -> u64 {
-    u64::from_str_radix(s.trim().trim_start_matches("0x"), 16)
-        .unwrap_or_else(|e| panic!("not hex: {s:?}: {e}"))
-}
-
-/// The label in parentheses of an `ios` line: "bus width:\t3 (8 bits)" -> "8 bits".
-fn ios_label(ios: &str, key: &str) -> String {
-    let line = ios
-        .lines()
-        .find(|l| l.split(':').next().map(str::trim) == Some(key))
-        .unwrap_or_else(|| panic!("ios has no {key:?} line:\n{ios}"));
-    let value = line.split_once(':').unwrap().1.trim();
-    match (value.find('('), value.rfind(')')) {
-        (Some(a), Some(b)) => value[a + 1..b].to_string(),
-        _ => value.to_string(),
-    }
-}
-
-fn ios_bits(ios: &str) -> u64 {
-    let label = ios_label(ios, "bus width");
-    label
-        .strip_suffix(" bits")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("bus width label {label:?}"))
-}
-
-fn hex_bytes(hex: &str) -> Vec<u8> {
-    let hex = hex.trim();
-    assert_eq!(hex.len(), 1024, "EXT_CSD hex is not 512 bytes: {hex}");
-    (0..512)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
 
 /// `mmcab info --json` against the guest's own debugfs/sysfs files, field by field.
 fn check_info_matches_kernel(run: &GuestRun, bus_width: u64) {
@@ -284,18 +250,94 @@ fn boot_and_check(kernel: &str, bus_width: u8, extra: &str) -> GuestRun {
     run
 }
 
+/// Reads 2 MiB with O_DIRECT (throttled: time it), then writes a pattern to sectors
+/// 65536-65543 and reads it back (the blkdebug rule below fails I/O at sector 65536).
+const THROTTLE_AND_BLKDEBUG: &str = r#"
+t0=$(cut -d' ' -f1 /proc/uptime)
+dd if=/dev/mmcblk0 of=/dev/null bs=64k count=32 iflag=direct 2>/dev/null
+t1=$(cut -d' ' -f1 /proc/uptime)
+echo "$t0 $t1" > /out/throttled_read_uptime
+dd if=/dev/zero bs=512 count=8 2>/dev/null | tr '\0' 'U' > /tmp/pattern
+dd if=/tmp/pattern of=/dev/mmcblk0 bs=512 seek=65536 oflag=direct conv=fsync 2>/dev/null
+dd if=/dev/mmcblk0 of=/out/injected_read bs=512 skip=65536 count=8 iflag=direct 2>/dev/null
+echo $? > /out/injected_read.rc
+"#;
+
+/// 262144 B/s for 2 MiB: 8 s (QEMU lets a short burst through: 7.4 s seen); the guest
+/// reads it in under 1 s unthrottled.
+const THROTTLE_BPS: u64 = 262_144;
+
+/// Also `--throttle-bps` and `--blkdebug`: both reach QEMU's eMMC drive. Note what the
+/// model does with an injected error (QEMU 10.0): it logs "sd_blk_read/sd_blk_write:
+/// ... error on host side" and the guest never sees an error: a failed read returns the
+/// model's stale buffer, a failed write is dropped (see README, testbed section).
 #[test]
-fn linux_6_12_bus_width_4_info_and_caps_refused() {
+fn linux_6_12_bus_width_4_info_caps_refused_throttle_blkdebug() {
     if !testbed::available() {
         return;
     }
-    let run = boot_and_check("6.12", 4, CAPS_WRITE);
-    assert!(
-        run.out_text("uname").starts_with("6.12."),
-        "{}",
-        run.report()
-    );
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("read-error.cfg");
+    std::fs::write(
+        &rules,
+        "[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"65536\"\n",
+    )
+    .unwrap();
+    let image = dir.path().join("emmc.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(256 << 20)
+        .unwrap();
+    let run = Guest::new("linux6.12-bus4")
+        .kernel("6.12")
+        .bus_width(4)
+        .image(&image)
+        .throttle_bps(THROTTLE_BPS)
+        .blkdebug(&rules)
+        .run(&format!("{COLLECT}{CAPS_WRITE}{THROTTLE_AND_BLKDEBUG}"));
+    run.assert_success();
+    check_info_matches_kernel(&run, 4);
+    let ctx = run.report();
+    assert!(run.out_text("uname").starts_with("6.12."), "{ctx}");
     check_caps_write_refused(&run);
+
+    let times: Vec<f64> = run
+        .out_text("throttled_read_uptime")
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let seconds = times[1] - times[0];
+    let floor = 0.75 * (2u64 << 20) as f64 / THROTTLE_BPS as f64;
+    assert!(
+        seconds >= floor,
+        "2 MiB read in {seconds:.2} s at --throttle-bps {THROTTLE_BPS}: not throttled\n{ctx}"
+    );
+
+    assert!(
+        run.stderr
+            .contains("testbed/run: qemu: sd_blk_read: read error on host side"),
+        "the blkdebug rule did not fire\n{ctx}"
+    );
+    // The model hides the error from the guest: the read "succeeds" (with stale data).
+    assert_eq!(
+        run.out_text("injected_read.rc").trim(),
+        "0",
+        "the guest now sees the injected error: update README's testbed limits\n{ctx}"
+    );
+    // Once active the rule fails every I/O touching sector 65536, the write too: in the
+    // image that block stayed zero while the next 7 blocks of the write landed.
+    let img = std::fs::read(&image).unwrap();
+    let block = |n: usize| &img[n * 512..(n + 1) * 512];
+    assert!(
+        block(65536).iter().all(|b| *b == 0),
+        "sector 65536 written\n{ctx}"
+    );
+    for n in 65537..65544 {
+        assert!(
+            block(n).iter().all(|b| *b == b'U'),
+            "sector {n} not written\n{ctx}"
+        );
+    }
 }
 
 #[test]

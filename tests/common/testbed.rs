@@ -319,3 +319,43 @@ impl GuestRun {
             .unwrap_or_else(|e| panic!("/out/{rel} is not JSON: {e}\n{text}\n{}", self.report()))
     }
 }
+
+// Parsers for kernel files copied out of the guest, written independently of mmcab's own
+// (a test comparing mmcab with the kernel must not share mmcab's parser).
+
+/// A sysfs/debugfs hex number: "0x0000aa" or "4000014f".
+pub fn parse_hex(s: &str) -> u64 {
+    u64::from_str_radix(s.trim().trim_start_matches("0x"), 16)
+        .unwrap_or_else(|e| panic!("not hex: {s:?}: {e}"))
+}
+
+/// The label in parentheses of a debugfs `ios` line: "bus width:\t3 (8 bits)" -> "8 bits".
+pub fn ios_label(ios: &str, key: &str) -> String {
+    let line = ios
+        .lines()
+        .find(|l| l.split(':').next().map(str::trim) == Some(key))
+        .unwrap_or_else(|| panic!("ios has no {key:?} line:\n{ios}"));
+    let value = line.split_once(':').unwrap().1.trim();
+    match (value.find('('), value.rfind(')')) {
+        (Some(a), Some(b)) => value[a + 1..b].to_string(),
+        _ => value.to_string(),
+    }
+}
+
+/// The bus width in bits from debugfs `ios` ("bus width:\t3 (8 bits)" -> 8).
+pub fn ios_bits(ios: &str) -> u64 {
+    let label = ios_label(ios, "bus width");
+    label
+        .strip_suffix(" bits")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("bus width label {label:?}"))
+}
+
+/// debugfs `ext_csd` (1024 hex digits, byte 0 first) as 512 bytes.
+pub fn hex_bytes(hex: &str) -> Vec<u8> {
+    let hex = hex.trim();
+    assert_eq!(hex.len(), 1024, "EXT_CSD hex is not 512 bytes: {hex}");
+    (0..512)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
