@@ -3,6 +3,7 @@
 
 use super::{color, file_stem, frame, Chart, ChartInput, FONT};
 use crate::report::model::Report;
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -293,6 +294,41 @@ fn size_label(bytes: f64) -> String {
     }
 }
 
+/// Ticks for a log axis over `lo..hi`: 1-2-5 per decade, or every 1..9 x 10^k when the
+/// range is too narrow for three 1-2-5 ticks, or four values rounded to two significant
+/// digits when it is narrower still.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let pick = |mantissas: &[f64]| -> Vec<f64> {
+        let mut out = Vec::new();
+        let mut decade = 10f64.powf(lo.log10().floor());
+        while decade <= hi {
+            for m in mantissas {
+                let v = m * decade;
+                if v >= lo && v <= hi {
+                    out.push(v);
+                }
+            }
+            decade *= 10.0;
+        }
+        out
+    };
+    let coarse = pick(&[1.0, 2.0, 5.0]);
+    if coarse.len() >= 3 {
+        return coarse;
+    }
+    let fine = pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    if fine.len() >= 3 {
+        return fine;
+    }
+    (1..=4)
+        .map(|i| {
+            let v = lo * (hi / lo).powf(f64::from(i) / 5.0);
+            let unit = 10f64.powf(v.log10().floor() - 1.0);
+            (v / unit).round() * unit
+        })
+        .collect()
+}
+
 fn draw_panel<DB, X>(
     area: &DrawingArea<DB, Shift>,
     panel: &LinePanel,
@@ -423,15 +459,45 @@ impl Chart for LineChart {
                     let ticks = (hi - lo).round() as usize + 1;
                     draw_panel(cell, panel, lo..hi, Some(ticks), y_top)?
                 }
-                Axis::Log => draw_panel(
-                    cell,
-                    panel,
-                    (x_min / 1.4..x_max * 1.4).log_scale(),
-                    None,
-                    y_top,
-                )?,
+                Axis::Log => {
+                    let (lo, hi) = (x_min / 1.4, x_max * 1.4);
+                    // Explicit ticks: plotters' own log ticks sit on powers of ten and
+                    // leave a range narrower than a decade without any label.
+                    let ticks = log_ticks(lo, hi);
+                    draw_panel(
+                        cell,
+                        panel,
+                        (lo..hi).log_scale().with_key_points(ticks),
+                        None,
+                        y_top,
+                    )?
+                }
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_ticks;
+
+    #[test]
+    fn log_ticks_label_narrow_and_wide_ranges() {
+        assert_eq!(
+            log_ticks(3.0, 600.0),
+            vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
+        );
+        assert_eq!(
+            log_ticks(700.0, 3500.0),
+            vec![700.0, 800.0, 900.0, 1000.0, 2000.0, 3000.0]
+        );
+        let narrow = log_ticks(1100.0, 1900.0);
+        assert_eq!(narrow.len(), 4);
+        assert!(
+            narrow.iter().all(|v| (1100.0..=1900.0).contains(v)),
+            "{narrow:?}"
+        );
+        assert!(narrow.windows(2).all(|w| w[0] < w[1]), "{narrow:?}");
     }
 }

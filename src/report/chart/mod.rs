@@ -120,21 +120,49 @@ pub fn frame<DB: DrawingBackend>(
 ) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let (w, h) = root.dim_in_pixel();
-    let (top, bottom) = root.split_vertically(h.saturating_sub(28));
-    // About 7.5 px per character at 14 px: cut what would run off the edge.
+    // About 7.5 px per character at 14 px.
     let max_chars = ((w.saturating_sub(24)) as f64 / 7.5) as usize;
-    let caption = if caption.chars().count() > max_chars {
-        let cut: String = caption.chars().take(max_chars.saturating_sub(3)).collect();
-        format!("{cut}...")
-    } else {
-        caption.to_string()
-    };
-    bottom.draw_text(
-        &caption,
-        &(FONT, 14).into_font().color(&BLACK.mix(0.75)),
-        (12, 6),
-    )?;
+    let lines = caption_lines(caption, max_chars);
+    let (top, bottom) = root.split_vertically(h.saturating_sub(10 + 18 * lines.len() as u32));
+    for (i, line) in lines.iter().enumerate() {
+        bottom.draw_text(
+            line,
+            &(FONT, 14).into_font().color(&BLACK.mix(0.75)),
+            (12, 6 + 18 * i as i32),
+        )?;
+    }
     top.titled(title, (FONT, 20))
+}
+
+/// The caption's ` | `-separated parts (device, kernel, n) on at most two lines of
+/// `max_chars`; a part too long for a line of its own is cut with "...", so the parts
+/// after it (kernel, n) stay visible.
+fn caption_lines(caption: &str, max_chars: usize) -> Vec<String> {
+    let cut = |part: &str| -> String {
+        if part.chars().count() > max_chars {
+            let kept: String = part.chars().take(max_chars.saturating_sub(3)).collect();
+            format!("{kept}...")
+        } else {
+            part.to_string()
+        }
+    };
+    let mut lines: Vec<String> = Vec::new();
+    for part in caption.split(" | ") {
+        let fits = lines
+            .last()
+            .is_some_and(|l| l.chars().count() + 3 + part.chars().count() <= max_chars);
+        if fits {
+            let line = lines.last_mut().expect("checked above");
+            line.push_str(" | ");
+            line.push_str(part);
+        } else if lines.len() < 2 {
+            lines.push(cut(part));
+        } else {
+            let last = lines.last_mut().expect("two lines");
+            *last = cut(&format!("{last} | {part}"));
+        }
+    }
+    lines
 }
 
 /// Render every chart kind that has data; returns the file names written.
@@ -153,4 +181,22 @@ pub fn render_all(input: &ChartInput, dir: &Path) -> Result<Vec<String>> {
         files.extend(save(&chart, dir, &stem)?);
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod caption_tests {
+    use super::caption_lines;
+
+    #[test]
+    fn long_captions_wrap_and_keep_n() {
+        let c = "QEMU!! (manfid 0x0000aa) 64 MiB eMMC, 8-bit 52 MHz mmc high-speed | Linux 7.2.13+deb14-armmp | n = 3";
+        let lines = caption_lines(c, 80);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[1].ends_with("n = 3"), "{lines:?}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{lines:?}");
+        assert_eq!(
+            caption_lines("dev | Linux 6.12 | n = 5", 80),
+            vec!["dev | Linux 6.12 | n = 5"]
+        );
+    }
 }
