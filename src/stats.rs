@@ -1,1 +1,306 @@
-//! Statistics: pure functions (issue: statistics and reports).
+//! Statistics for the report: pure functions over the samples of one config x workload x
+//! metric (one value per measured repetition; warm-ups are dropped before this point).
+//!
+//! - Spread: sample standard deviation (n - 1), CV = sd / mean.
+//! - 95% CI of a mean: Student t with n - 1 degrees of freedom.
+//! - A vs B: relative change (mean_b - mean_a) / mean_a. Its 95% CI is the Welch CI of
+//!   the difference of the means (Welch-Satterthwaite degrees of freedom) divided by
+//!   mean_a (mean_a is treated as exact: simple, and close to Fieller's interval while
+//!   the CV of A is small, which the high-CV warning watches). The p-value is the
+//!   two-sided Welch t-test of the same difference, so "CI excludes 0" and "p < 0.05"
+//!   always agree.
+//! - Drift: least-squares slope of the values against their run order, tested with
+//!   t = slope / se (n - 2 degrees of freedom), as scipy.stats.linregress does.
+//!
+//! Pinned against scipy in `tests/fixtures/stats/` (see the script there).
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Confidence level used everywhere in the report.
+pub const CONFIDENCE: f64 = 0.95;
+/// CV above which a result is flagged as noisy.
+pub const HIGH_CV: f64 = 0.05;
+/// Below this many samples a result is flagged (and no test is trusted).
+pub const MIN_N: usize = 3;
+/// Significance level of the drift test.
+pub const DRIFT_ALPHA: f64 = 0.05;
+
+pub fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Sample standard deviation (divides by n - 1); NaN for n < 2.
+pub fn sample_sd(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return f64::NAN;
+    }
+    let m = mean(xs);
+    let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    (ss / (xs.len() - 1) as f64).sqrt()
+}
+
+/// Coefficient of variation, sd / |mean| (a fraction, not percent).
+pub fn cv(xs: &[f64]) -> f64 {
+    sample_sd(xs) / mean(xs).abs()
+}
+
+pub fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Two-sided critical value of Student t for [`CONFIDENCE`] and `df` degrees of freedom.
+pub fn t_critical(df: f64) -> f64 {
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) => t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Two-sided p-value of a t statistic with `df` degrees of freedom.
+fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(dist) => (2.0 * dist.sf(t.abs())).min(1.0),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Everything the report says about one sample.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation; NaN when n < 2.
+    pub sd: f64,
+    /// sd / mean (fraction); NaN when n < 2.
+    pub cv: f64,
+    pub median: f64,
+    /// 95% CI of the mean (Student t); NaN when n < 2.
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+pub fn summarize(xs: &[f64]) -> Summary {
+    let n = xs.len();
+    let m = mean(xs);
+    let sd = sample_sd(xs);
+    let half = if n >= 2 {
+        t_critical((n - 1) as f64) * sd / (n as f64).sqrt()
+    } else {
+        f64::NAN
+    };
+    Summary {
+        n,
+        mean: m,
+        sd,
+        cv: cv(xs),
+        median: median(xs),
+        ci_low: m - half,
+        ci_high: m + half,
+    }
+}
+
+/// B relative to A.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Change {
+    /// (mean_b - mean_a) / mean_a (fraction).
+    pub rel: f64,
+    /// 95% CI of `rel` (Welch CI of the difference / mean_a); NaN without spread.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Two-sided Welch t-test p-value; NaN when either side has n < 2.
+    pub p: f64,
+    /// Welch-Satterthwaite degrees of freedom.
+    pub df: f64,
+}
+
+/// Relative change of B against A with its Welch 95% CI and p-value.
+pub fn welch_change(a: &[f64], b: &[f64]) -> Change {
+    let (ma, mb) = (mean(a), mean(b));
+    let rel = (mb - ma) / ma;
+    if a.len() < 2 || b.len() < 2 {
+        return Change {
+            rel,
+            ci_low: f64::NAN,
+            ci_high: f64::NAN,
+            p: f64::NAN,
+            df: f64::NAN,
+        };
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (sample_sd(a).powi(2) / na, sample_sd(b).powi(2) / nb);
+    let se = (va + vb).sqrt();
+    let diff = mb - ma;
+    if se == 0.0 {
+        // No spread at all: the difference is exact.
+        let p = if diff == 0.0 { 1.0 } else { 0.0 };
+        return Change {
+            rel,
+            ci_low: rel,
+            ci_high: rel,
+            p,
+            df: f64::INFINITY,
+        };
+    }
+    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let half = t_critical(df) * se;
+    Change {
+        rel,
+        ci_low: (diff - half) / ma,
+        ci_high: (diff + half) / ma,
+        p: t_two_sided_p(diff / se, df),
+        df,
+    }
+}
+
+/// What the change means for the reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    NoSignificantChange,
+    /// Not enough samples for an interval (e.g. single published values).
+    NotTested,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoSignificantChange => "no significant change",
+            Verdict::NotTested => "not tested (n < 2)",
+        }
+    }
+}
+
+/// Faster/slower only when the whole 95% CI of the change lies on one side of zero;
+/// `higher_is_better` is false for latencies.
+pub fn verdict(change: &Change, higher_is_better: bool) -> Verdict {
+    if change.ci_low.is_nan() || change.ci_high.is_nan() {
+        return Verdict::NotTested;
+    }
+    let up = change.ci_low > 0.0;
+    let down = change.ci_high < 0.0;
+    match (up, down, higher_is_better) {
+        (true, _, true) | (_, true, false) => Verdict::Faster,
+        (true, _, false) | (_, true, true) => Verdict::Slower,
+        _ => Verdict::NoSignificantChange,
+    }
+}
+
+/// Least-squares trend of values against their run order.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Trend {
+    /// Change per step of `order`, in the unit of the values.
+    pub slope: f64,
+    /// Two-sided p-value of slope != 0 (t with n - 2 df).
+    pub p: f64,
+}
+
+/// Trend of `values` against `order` (e.g. run numbers); None for n < 3 or constant order.
+pub fn trend(order: &[f64], values: &[f64]) -> Option<Trend> {
+    let n = order.len().min(values.len());
+    if n < 3 {
+        return None;
+    }
+    let (mx, my) = (mean(&order[..n]), mean(&values[..n]));
+    let sxx: f64 = order[..n].iter().map(|x| (x - mx).powi(2)).sum();
+    if sxx == 0.0 {
+        return None;
+    }
+    let sxy: f64 = (0..n).map(|i| (order[i] - mx) * (values[i] - my)).sum();
+    let slope = sxy / sxx;
+    let sse: f64 = (0..n)
+        .map(|i| (values[i] - my - slope * (order[i] - mx)).powi(2))
+        .sum();
+    let df = (n - 2) as f64;
+    let se = (sse / df / sxx).sqrt();
+    let p = if se == 0.0 {
+        if slope == 0.0 {
+            1.0
+        } else {
+            0.0
+        }
+    } else {
+        t_two_sided_p(slope / se, df)
+    };
+    Some(Trend { slope, p })
+}
+
+/// A reason to distrust a summary, worded for the mail text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    FewSamples { n: usize },
+    HighCv { cv: f64 },
+    Drift { slope_rel_per_run: f64, p: f64 },
+}
+
+impl Warning {
+    pub fn message(&self) -> String {
+        match self {
+            Warning::FewSamples { n } => format!("n = {n} < {MIN_N}: too few runs"),
+            Warning::HighCv { cv } => {
+                format!("CV {:.1}% > {:.0}%: noisy", cv * 100.0, HIGH_CV * 100.0)
+            }
+            Warning::Drift {
+                slope_rel_per_run,
+                p,
+            } => format!(
+                "drift {:+.2}%/run over run order (p = {})",
+                slope_rel_per_run * 100.0,
+                format_p(*p)
+            ),
+        }
+    }
+}
+
+/// Warnings for one sample; `order` is the run number of each value.
+pub fn warnings(order: &[f64], values: &[f64]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let s = summarize(values);
+    if s.n < MIN_N {
+        out.push(Warning::FewSamples { n: s.n });
+    }
+    if s.cv > HIGH_CV {
+        out.push(Warning::HighCv { cv: s.cv });
+    }
+    if let Some(t) = trend(order, values) {
+        if t.p < DRIFT_ALPHA {
+            out.push(Warning::Drift {
+                slope_rel_per_run: t.slope / s.mean,
+                p: t.p,
+            });
+        }
+    }
+    out
+}
+
+/// p-value as printed: `<0.001` or three decimals.
+pub fn format_p(p: f64) -> String {
+    if p.is_nan() {
+        "-".to_string()
+    } else if p < 0.001 {
+        "<0.001".to_string()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+#[cfg(test)]
+#[path = "stats_tests.rs"]
+mod tests;

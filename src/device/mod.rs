@@ -1,6 +1,30 @@
-//! Device discovery and introspection (issue: foundation).
+//! Device discovery and introspection: from `/dev/mmcblkN` to the card's identity, the
+//! host's bus settings, EXT_CSD and capabilities (`mmcab info`).
+//!
+//! - [`discover`]: name -> [`MmcPaths`] (sysfs, host, debugfs)
+//! - [`ioctl`]: the MMC ioctls (the only `unsafe` outside linux-uapi)
+//! - [`ext_csd`] (+ [`ext_csd_table`]), [`cid`], [`ios`]: decoding
+//! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
+//! - [`info`]: the JSON of `mmcab info --json`; [`render`]: its human form
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+pub mod capabilities;
+#[cfg(test)]
+pub(crate) mod capture;
+pub mod cid;
+pub mod discover;
+pub mod ext_csd;
+pub mod ext_csd_table;
+pub mod info;
+pub mod ioctl;
+pub mod ios;
+pub mod render;
+
+pub use discover::{discover, ensure_debugfs};
+pub use ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};
+pub use info::{info_json, summary};
+pub use ios::{read_ios, Ios};
 
 /// Where the kernel exposes one MMC/SD card, found from `/dev/mmcblkN[pM]` or `mmcblkN`.
 /// The knobs and the runner take every path they touch from here.
@@ -25,6 +49,29 @@ pub struct MmcPaths {
     pub card_debugfs: PathBuf,
 }
 
-pub fn cmd_info(_args: &crate::cli::InfoArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("mmcab info: under construction")
+/// `mmcab info DEVICE [--json | --raw]`.
+pub fn cmd_info(args: &crate::cli::InfoArgs) -> anyhow::Result<ExitCode> {
+    // Discovery first: a wrong name fails with one line before anything is mounted.
+    let paths = discover(&args.device)?;
+    if let Err(e) = ensure_debugfs() {
+        eprintln!("mmcab: warning: {e:#}");
+    }
+    // Re-discover so the debugfs paths follow a mount made just now.
+    let paths = discover(&args.device).unwrap_or(paths);
+    let info = info_json(&paths)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+    } else if args.raw {
+        match info["ext_csd"]["raw"].as_str() {
+            Some(hex) => print!("{}", render::raw(hex)),
+            None => anyhow::bail!(
+                "{}: no EXT_CSD: {}",
+                paths.dev_node.display(),
+                info["ext_csd_error"].as_str().unwrap_or("unknown reason")
+            ),
+        }
+    } else {
+        print!("{}", render::human(&info));
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,235 @@
+//! Grouped bars: one panel per workload x direction, one bar per config (mean), 95% CI
+//! error bars when n > 1, the change against A written above each other bar.
+
+use super::{color, file_stem, frame, Chart, FONT};
+use crate::report::model::{format_pct, format_value, Report};
+use crate::stats::Verdict;
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+pub struct Bar {
+    pub config: String,
+    pub color_index: usize,
+    pub mean: f64,
+    /// 95% CI of the mean, when there is one.
+    pub ci: Option<(f64, f64)>,
+    /// Change vs A (and "*" when significant), for non-baseline bars.
+    pub label: Option<String>,
+    pub is_baseline: bool,
+}
+
+pub struct BarPanel {
+    pub title: String,
+    pub unit: String,
+    pub bars: Vec<Bar>,
+}
+
+pub struct BarChart {
+    pub title: String,
+    /// Single published values: labels as published, no error bars.
+    pub published: bool,
+    pub caption: String,
+    pub panels: Vec<BarPanel>,
+}
+
+const PANEL_W: u32 = 440;
+const PANEL_H: u32 = 340;
+const COLUMNS: usize = 3;
+
+impl BarChart {
+    fn grid(&self) -> (usize, usize) {
+        let n = self.panels.len().max(1);
+        let cols = n.min(COLUMNS);
+        (n.div_ceil(cols), cols)
+    }
+}
+
+/// One bar chart per headline metric (MB/s, IOPS, ...), panels in report order.
+pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for b in report
+        .blocks
+        .iter()
+        .filter(|b| b.headline && !(report.published && b.sweep.is_some()))
+    {
+        let k = (b.metric.key.clone(), b.metric.unit.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(key, unit)| {
+            let panels = report
+                .blocks
+                .iter()
+                // Published sweeps are shown by their sweep chart only.
+                .filter(|b| b.headline && b.metric.key == key)
+                .filter(|b| !(report.published && b.sweep.is_some()))
+                .map(|b| BarPanel {
+                    title: b.title(),
+                    unit: b.metric.unit.clone(),
+                    bars: b
+                        .rows
+                        .iter()
+                        .map(|r| Bar {
+                            config: r.config.clone(),
+                            color_index: report
+                                .configs
+                                .iter()
+                                .position(|c| c == &r.config)
+                                .unwrap_or(0),
+                            mean: r.summary.mean,
+                            ci: if r.summary.ci_low.is_finite() {
+                                Some((r.summary.ci_low, r.summary.ci_high))
+                            } else {
+                                None
+                            },
+                            is_baseline: report.is_baseline(&r.config),
+                            label: r.change.map(|c| {
+                                let sig = matches!(
+                                    r.verdict,
+                                    Some(Verdict::Faster) | Some(Verdict::Slower)
+                                );
+                                format!("{}{}", format_pct(c.rel), if sig { " *" } else { "" })
+                            }),
+                        })
+                        .collect(),
+                })
+                .collect();
+            let what = if report.published {
+                "published single values (n = 1)".to_string()
+            } else {
+                "mean with 95% CI; label: change vs A, * = significant".to_string()
+            };
+            (
+                format!("bars-{}", file_stem(&key)),
+                BarChart {
+                    published: report.published,
+                    title: format!("{unit} per workload, A = {}: {what}", report.baseline),
+                    caption: report.caption.clone(),
+                    panels,
+                },
+            )
+        })
+        .collect()
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &BarPanel,
+    published: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let n = panel.bars.len();
+    let top = panel
+        .bars
+        .iter()
+        .map(|b| b.ci.map(|c| c.1).unwrap_or(b.mean))
+        .fold(0.0f64, f64::max);
+    let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
+    let names: Vec<String> = panel.bars.iter().map(|b| b.config.clone()).collect();
+    // Config names side by side need about 7 px per character; when they do not fit,
+    // the legend under the title names the colours instead.
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as u32;
+    let fits = longest * 7 * n as u32 <= area.dim_in_pixel().0.saturating_sub(80);
+    let mut chart = ChartBuilder::on(area)
+        .caption(format!("{} [{}]", panel.title, panel.unit), (FONT, 16))
+        .margin(8)
+        .x_label_area_size(if fits { 28 } else { 8 })
+        .y_label_area_size(64)
+        .build_cartesian_2d((0..n.max(1) - 1).into_segmented(), 0.0..y_max)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n.max(1))
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) if fits => names.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_label_style((FONT, 13))
+        .y_desc(panel.unit.as_str())
+        .y_label_formatter(&|v| super::lines::axis_value(*v))
+        .y_label_style((FONT, 13))
+        .draw()?;
+    let margin = (area.dim_in_pixel().0 / (n.max(1) as u32 * 8)).min(30);
+    chart.draw_series(panel.bars.iter().enumerate().map(|(i, b)| {
+        let mut r = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), b.mean),
+            ],
+            color(b.color_index).filled(),
+        );
+        r.set_margin(0, 0, margin, margin);
+        r
+    }))?;
+    chart.draw_series(panel.bars.iter().enumerate().filter_map(|(i, b)| {
+        b.ci.map(|(lo, hi)| {
+            ErrorBar::new_vertical(
+                SegmentValue::CenterOf(i),
+                lo,
+                b.mean,
+                hi,
+                BLACK.stroke_width(2),
+                12,
+            )
+        })
+    }))?;
+    let label_style =
+        TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+    chart.draw_series(panel.bars.iter().enumerate().map(|(i, b)| {
+        let y = b.ci.map(|c| c.1).unwrap_or(b.mean) + y_max * 0.015;
+        let text = match &b.label {
+            Some(l) => l.clone(),
+            None => {
+                let v = if published {
+                    format!("{}", b.mean)
+                } else {
+                    format_value(b.mean)
+                };
+                if b.is_baseline {
+                    format!("A {v}")
+                } else {
+                    v
+                }
+            }
+        };
+        Text::new(text, (SegmentValue::CenterOf(i), y), label_style.clone())
+    }))?;
+    Ok(())
+}
+
+impl Chart for BarChart {
+    fn size(&self) -> (u32, u32) {
+        let (rows, cols) = self.grid();
+        ((PANEL_W * cols as u32).max(640), PANEL_H * rows as u32 + 96)
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let area = frame(root, &self.title, &self.caption)?;
+        let (legend, area) = area.split_vertically(26);
+        // One legend for all panels: config colours are the same everywhere.
+        let mut seen: Vec<(usize, &str)> = Vec::new();
+        for b in self.panels.iter().flat_map(|p| &p.bars) {
+            if !seen.iter().any(|(i, _)| *i == b.color_index) {
+                seen.push((b.color_index, &b.config));
+            }
+        }
+        seen.sort_by_key(|(i, _)| *i);
+        let mut x = 70i32;
+        for (i, name) in seen {
+            legend.draw(&Rectangle::new([(x, 6), (x + 14, 20)], color(i).filled()))?;
+            legend.draw_text(name, &(FONT, 14).into_font().color(&BLACK), (x + 20, 5))?;
+            x += 44 + (name.chars().count() as f64 * 7.5) as i32;
+        }
+        let cells = area.split_evenly(self.grid());
+        for (cell, panel) in cells.iter().zip(&self.panels) {
+            draw_panel(cell, panel, self.published)?;
+        }
+        Ok(())
+    }
+}

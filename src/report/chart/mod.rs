@@ -1,0 +1,156 @@
+//! Charts (plotters), each written as SVG and PNG.
+//!
+//! The font is DejaVu Sans, embedded in the binary (assets/fonts/) and registered with
+//! plotters' ab_glyph backend: no font file is opened at run time, and PNGs look the
+//! same on every machine. SVG files name the font family ("sans-serif") and leave the
+//! glyphs to the viewer.
+//!
+//! Kinds (file stems): `bars-<metric>` grouped bars per workload with 95% CI error bars
+//! and the change vs A labelled; `throughput-<workload>` MB/s over time of long writes;
+//! `latency-cdf-<workload>-<direction>`; `sweep-<name>-<direction>` against block size.
+
+mod bars;
+mod lines;
+
+use super::model::Report;
+use crate::record::{LatencyRow, SeriesRow};
+use anyhow::{anyhow, Context, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::Once;
+
+pub use bars::bar_charts;
+pub use lines::{latency_charts, sweep_charts, throughput_charts};
+
+/// Family name the embedded font is registered under.
+pub const FONT: &str = "sans-serif";
+static FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+static REGISTER: Once = Once::new();
+
+fn register_font() {
+    REGISTER.call_once(|| {
+        // The bytes are a valid TTF checked in with the source; a failure here is a
+        // build problem, reported by the chart test.
+        if plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_err() {
+            eprintln!("mmcab: warning: the embedded font was rejected; chart text is missing");
+        }
+    });
+}
+
+/// Colours by config index (colour-blind-safe Okabe-Ito order).
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(213, 94, 0),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(120, 120, 120),
+    RGBColor(240, 228, 66),
+];
+
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// What every chart kind gets: the report plus per-second series and latency points of
+/// measured (non-warm-up) runs, config names as in the report.
+pub struct ChartInput<'a> {
+    pub report: &'a Report,
+    pub series: Vec<SeriesRow>,
+    pub latency: Vec<LatencyRow>,
+}
+
+/// A drawable chart.
+pub trait Chart {
+    fn size(&self) -> (u32, u32);
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>;
+}
+
+/// File-name-safe form of a name.
+pub fn file_stem(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.trim_matches('-').to_string()
+}
+
+/// Write `<stem>.svg` and `<stem>.png` into `dir`; returns the two file names.
+pub fn save(chart: &impl Chart, dir: &Path, stem: &str) -> Result<Vec<String>> {
+    register_font();
+    let svg = format!("{stem}.svg");
+    let png = format!("{stem}.png");
+    {
+        let path = dir.join(&svg);
+        let root = SVGBackend::new(&path, chart.size()).into_drawing_area();
+        chart
+            .draw(&root)
+            .and_then(|_| root.present())
+            .map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
+    }
+    {
+        let path = dir.join(&png);
+        let root = BitMapBackend::new(&path, chart.size()).into_drawing_area();
+        chart
+            .draw(&root)
+            .and_then(|_| root.present())
+            .map_err(|e| anyhow!("drawing {}: {e}", path.display()))
+            .with_context(|| format!("is {} writable?", dir.display()))?;
+    }
+    Ok(vec![svg, png])
+}
+
+/// White background, a title on top and the caption (device, kernel, n) at the bottom;
+/// returns the area left for the plot.
+pub fn frame<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    caption: &str,
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let (w, h) = root.dim_in_pixel();
+    let (top, bottom) = root.split_vertically(h.saturating_sub(28));
+    // About 7.5 px per character at 14 px: cut what would run off the edge.
+    let max_chars = ((w.saturating_sub(24)) as f64 / 7.5) as usize;
+    let caption = if caption.chars().count() > max_chars {
+        let cut: String = caption.chars().take(max_chars.saturating_sub(3)).collect();
+        format!("{cut}...")
+    } else {
+        caption.to_string()
+    };
+    bottom.draw_text(
+        &caption,
+        &(FONT, 14).into_font().color(&BLACK.mix(0.75)),
+        (12, 6),
+    )?;
+    top.titled(title, (FONT, 20))
+}
+
+/// Render every chart kind that has data; returns the file names written.
+pub fn render_all(input: &ChartInput, dir: &Path) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    for (stem, chart) in bar_charts(input.report) {
+        files.extend(save(&chart, dir, &stem)?);
+    }
+    for (stem, chart) in throughput_charts(input) {
+        files.extend(save(&chart, dir, &stem)?);
+    }
+    for (stem, chart) in latency_charts(input) {
+        files.extend(save(&chart, dir, &stem)?);
+    }
+    for (stem, chart) in sweep_charts(input.report) {
+        files.extend(save(&chart, dir, &stem)?);
+    }
+    Ok(files)
+}

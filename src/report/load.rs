@@ -1,0 +1,124 @@
+//! Reading a results directory written by `mmcab run` back into memory.
+
+use crate::record::{
+    LatencyRow, Meta, RunRow, SeriesRow, LATENCY_CSV, META_JSON, RUNS_CSV, SERIES_CSV,
+};
+use anyhow::{bail, Context, Result};
+use serde::de::DeserializeOwned;
+use std::path::{Path, PathBuf};
+
+/// Everything in one results directory.
+#[derive(Debug, Clone)]
+pub struct ResultsDir {
+    pub dir: PathBuf,
+    pub meta: Meta,
+    pub runs: Vec<RunRow>,
+    /// Empty when `series.csv` is absent (older or interrupted runs).
+    pub series: Vec<SeriesRow>,
+    /// Empty when `latency.csv` is absent.
+    pub latency: Vec<LatencyRow>,
+}
+
+impl ResultsDir {
+    /// Name that stands for this directory in `mmcab compare`: its label, else its
+    /// directory name.
+    pub fn display_label(&self) -> String {
+        if !self.meta.label.is_empty() {
+            return self.meta.label.clone();
+        }
+        self.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.dir.display().to_string())
+    }
+}
+
+fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut rows = Vec::new();
+    for (i, row) in reader.deserialize().enumerate() {
+        let row: T = row.with_context(|| {
+            format!(
+                "{}: line {} does not match the schema of src/record/mod.rs \
+                 (was it written by another mmcab version?)",
+                path.display(),
+                i + 2
+            )
+        })?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+fn read_optional_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    if path.exists() {
+        read_csv(path)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+/// Load `meta.json`, `runs.csv` and, when present, `series.csv` and `latency.csv`.
+pub fn load(dir: &Path) -> Result<ResultsDir> {
+    if !dir.is_dir() {
+        bail!(
+            "{} is not a directory: give the results directory that `mmcab run` wrote \
+             (it holds runs.csv and meta.json)",
+            dir.display()
+        );
+    }
+    let meta_path = dir.join(META_JSON);
+    let meta_text = std::fs::read_to_string(&meta_path).with_context(|| {
+        format!(
+            "cannot read {}: is {} a results directory of `mmcab run`?",
+            meta_path.display(),
+            dir.display()
+        )
+    })?;
+    let meta: Meta = serde_json::from_str(&meta_text)
+        .with_context(|| format!("{} is not valid meta.json", meta_path.display()))?;
+    let runs: Vec<RunRow> = read_csv(&dir.join(RUNS_CSV))?;
+    if runs.is_empty() {
+        bail!(
+            "{} has no runs yet: let `mmcab run` finish (or `mmcab run --resume {}`)",
+            dir.join(RUNS_CSV).display(),
+            dir.display()
+        );
+    }
+    Ok(ResultsDir {
+        dir: dir.to_path_buf(),
+        meta,
+        runs,
+        series: read_optional_csv(&dir.join(SERIES_CSV))?,
+        latency: read_optional_csv(&dir.join(LATENCY_CSV))?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loads_the_loop_fixture() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
+        let r = load(&dir).expect("fixture loads");
+        assert!(r.runs.len() >= 20);
+        assert!(!r.series.is_empty() && !r.latency.is_empty());
+        assert_eq!(r.display_label(), "results-loop");
+    }
+
+    #[test]
+    fn missing_dir_names_the_path_and_the_fix() {
+        let err = load(Path::new("/nonexistent/mmcab"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/nonexistent/mmcab") && err.contains("mmcab run"),
+            "{err}"
+        );
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let err = format!("{:#}", load(tmp.path()).unwrap_err());
+        assert!(err.contains("meta.json"), "{err}");
+    }
+}

@@ -1,0 +1,87 @@
+//! `report.md`: the header, then one table per workload x direction x metric (all
+//! metrics, not only the headline ones), change and verdict per config.
+
+use super::model::{format_pct, format_value, Report};
+use crate::stats::format_p;
+
+pub fn render(report: &Report, charts: &[String]) -> String {
+    let mut out = format!("# {}\n\n", report.title);
+    for (key, value) in &report.header {
+        out.push_str(&format!("- **{key}:** {value}\n"));
+    }
+    out.push_str(&format!("- **Baseline (A):** {}\n", report.baseline));
+    if report.published {
+        out.push_str("- Single published values (n = 1): no spread, no CI, no p-value.\n");
+    } else {
+        out.push_str(
+            "- Change = (B - A) / A; 95% CI: Welch t interval of B - A divided by mean A; \
+             p: two-sided Welch t-test.\n",
+        );
+    }
+    for b in &report.blocks {
+        let better = if b.metric.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        };
+        out.push_str(&format!(
+            "\n## {}: {} ({better} is better)\n\n",
+            b.title(),
+            b.metric.unit
+        ));
+        out.push_str(
+            "| config | n | mean | 95% CI | cv | change | 95% CI of change | p | verdict |\n",
+        );
+        out.push_str("|---|---:|---:|---|---:|---:|---|---:|---|\n");
+        for r in &b.rows {
+            let s = &r.summary;
+            let ci = if s.ci_low.is_nan() {
+                "-".to_string()
+            } else {
+                format!("{} .. {}", format_value(s.ci_low), format_value(s.ci_high))
+            };
+            let cv = if s.cv.is_nan() {
+                "-".to_string()
+            } else {
+                format!("{:.1}%", s.cv * 100.0)
+            };
+            let (change, change_ci, p, verdict) = match (r.change, r.verdict) {
+                (Some(c), Some(v)) => (
+                    format_pct(c.rel),
+                    if c.ci_low.is_nan() {
+                        "-".to_string()
+                    } else {
+                        format!("{} .. {}", format_pct(c.ci_low), format_pct(c.ci_high))
+                    },
+                    format_p(c.p),
+                    v.as_str().to_string(),
+                ),
+                _ => ("(A)".into(), String::new(), String::new(), String::new()),
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {ci} | {cv} | {change} | {change_ci} | {p} | {verdict} |\n",
+                r.config,
+                s.n,
+                format_value(s.mean)
+            ));
+        }
+        for r in &b.rows {
+            for w in &r.warnings {
+                out.push_str(&format!("\n> warning: {}: {}\n", r.config, w.message()));
+            }
+        }
+    }
+    if !report.notes.is_empty() {
+        out.push_str("\n## Notes\n\n");
+        for n in &report.notes {
+            out.push_str(&format!("- {n}\n"));
+        }
+    }
+    if !charts.is_empty() {
+        out.push_str("\n## Charts\n\n");
+        for c in charts {
+            out.push_str(&format!("![{c}]({c})\n"));
+        }
+    }
+    out
+}

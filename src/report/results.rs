@@ -1,0 +1,282 @@
+//! From a results directory (runs.csv + meta.json) to the report model.
+//!
+//! Headline rule (the metric shown in the mail text and bar charts), from the group rows
+//! (job "all") of the measured runs: IOPS when the workload's mean I/O size (bytes / ops)
+//! is 64 KiB or less, MB/s otherwise: small-block I/O is judged by operations, large-block
+//! I/O by throughput. Both (the same change for a fixed block size) are always in
+//! summary.csv, report.json and report.md, and both are charted for sweeps. Mean and p99 completion latency
+//! (lower is better) go to markdown, summary.csv and report.json, not to the mail text.
+//!
+//! Sweeps: workloads named `<stem>-<size>` (`randread-4k`, `randread-64k`; size as in
+//! plan files) with at least two sizes form the sweep `<stem>`, charted against block
+//! size.
+
+use super::load::ResultsDir;
+use super::model::{against, rows_for, BaselineOf, Block, Metric, Report};
+use crate::record::{RunRow, GROUP_JOB};
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+
+/// Reads one metric from a runs.csv row.
+type Getter = fn(&RunRow) -> f64;
+
+/// Mean I/O size at or below which IOPS is a headline metric.
+pub const IOPS_MAX_IO_BYTES: f64 = 65536.0;
+
+/// Names in first-seen order, starting from `preferred` (plan order).
+fn ordered(preferred: &[String], seen: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let seen: Vec<String> = seen.collect();
+    for name in preferred.iter().chain(seen.iter()) {
+        if seen.contains(name) && !out.contains(name) {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
+/// `randread-4k` -> ("randread", 4096).
+pub fn sweep_point(workload: &str) -> Option<(String, u64)> {
+    let (stem, size) = workload.rsplit_once('-')?;
+    if stem.is_empty() || !size.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    crate::units::parse_size(size)
+        .ok()
+        .map(|b| (stem.to_string(), b))
+}
+
+/// Measured rows (no warm-ups) that stand for a whole run x direction: the group row
+/// (job "all"), or the only job's row when a run has no group row for that direction.
+pub fn measured(dir: &ResultsDir) -> Vec<&RunRow> {
+    let rows: Vec<&RunRow> = dir.runs.iter().filter(|r| !r.warmup).collect();
+    let count = |r: &RunRow, pred: &dyn Fn(&RunRow) -> bool| {
+        rows.iter()
+            .filter(|o| o.run == r.run && o.direction == r.direction && pred(o))
+            .count()
+    };
+    rows.iter()
+        .copied()
+        .filter(|r| {
+            r.job == GROUP_JOB
+                || (count(r, &|o| o.job == GROUP_JOB) == 0 && count(r, &|_| true) == 1)
+        })
+        .collect()
+}
+
+/// Configs and workloads of a results dir, plan order first.
+pub fn configs_and_workloads(dir: &ResultsDir) -> (Vec<String>, Vec<String>) {
+    let plan_configs: Vec<String> = dir.meta.configs.iter().map(|c| c.name.clone()).collect();
+    let rows = measured(dir);
+    (
+        ordered(&plan_configs, rows.iter().map(|r| r.config.clone())),
+        ordered(&dir.meta.workloads, rows.iter().map(|r| r.workload.clone())),
+    )
+}
+
+/// Pick the baseline: `--baseline`, else the first config.
+pub fn pick_baseline(configs: &[String], wanted: Option<&str>) -> Result<String> {
+    match wanted {
+        Some(b) if configs.iter().any(|c| c == b) => Ok(b.to_string()),
+        Some(b) => bail!(
+            "--baseline {b}: no such config in this results dir; configs with measured runs: {}",
+            configs.join(", ")
+        ),
+        None => configs
+            .first()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("no measured (non-warm-up) group rows")),
+    }
+}
+
+/// All blocks of a results dir (configs already named as they should appear).
+pub fn blocks(
+    dir: &ResultsDir,
+    configs: &[String],
+    workloads: &[String],
+    baseline_of: BaselineOf,
+) -> Vec<Block> {
+    let rows = measured(dir);
+    let sweep_sizes: BTreeMap<String, usize> = workloads
+        .iter()
+        .filter_map(|w| sweep_point(w))
+        .fold(BTreeMap::new(), |mut m, (stem, _)| {
+            *m.entry(stem).or_insert(0) += 1;
+            m
+        });
+    let mut out = Vec::new();
+    for workload in workloads {
+        for direction in ["write", "read"] {
+            let wl: Vec<&&RunRow> = rows
+                .iter()
+                .filter(|r| &r.workload == workload && r.direction == direction)
+                .collect();
+            if wl.is_empty() {
+                continue;
+            }
+            let bytes: u64 = wl.iter().map(|r| r.bytes).sum();
+            let ops: u64 = wl.iter().map(|r| r.ops).sum();
+            let io_size = if ops > 0 {
+                bytes as f64 / ops as f64
+            } else {
+                f64::NAN
+            };
+            let small = io_size <= IOPS_MAX_IO_BYTES;
+            let sweep = sweep_point(workload)
+                .filter(|(stem, _)| sweep_sizes.get(stem).copied().unwrap_or(0) >= 2);
+            let metrics: [(Metric, bool, Getter); 4] = [
+                (Metric::new("mb_per_s", "MB/s", true), !small, |r| {
+                    r.mb_per_s
+                }),
+                (Metric::new("iops", "IOPS", true), small, |r| r.iops),
+                (Metric::new("lat_mean_us", "us", false), false, |r| {
+                    r.lat_mean_us
+                }),
+                (Metric::new("lat_p99_us", "us", false), false, |r| {
+                    r.lat_p99_us
+                }),
+            ];
+            for (metric, headline, get) in metrics {
+                let samples: Vec<(String, f64, f64)> = wl
+                    .iter()
+                    .map(|r| (r.config.clone(), r.run as f64, get(r)))
+                    .collect();
+                out.push(Block {
+                    workload: workload.clone(),
+                    direction: direction.to_string(),
+                    headline,
+                    block_size_bytes: sweep.as_ref().map(|(_, bs)| *bs).or(
+                        if io_size.is_finite() {
+                            Some(io_size.round() as u64)
+                        } else {
+                            None
+                        },
+                    ),
+                    sweep: sweep.as_ref().map(|(stem, _)| stem.clone()),
+                    rows: rows_for(configs, baseline_of, &metric, &samples),
+                    metric,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn short_sha(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}
+
+/// Report for one results dir: every config against `baseline` (default: the first).
+pub fn build(dir: &ResultsDir, baseline: Option<&str>) -> Result<Report> {
+    let (configs, _) = configs_and_workloads(dir);
+    let baseline = pick_baseline(&configs, baseline)?;
+    let baseline_of = against(&baseline);
+    let report = build_with(dir, &baseline, &baseline_of)?;
+    Ok(report)
+}
+
+/// Report for one results dir with a baseline per config; `baseline` names A in the
+/// header.
+pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> Result<Report> {
+    let (configs, workloads) = configs_and_workloads(dir);
+    if configs.is_empty() {
+        bail!(
+            "{}: runs.csv has no measured rows (warmup = false); \
+             run more repetitions than warm-ups",
+            dir.dir.display()
+        );
+    }
+    let baseline = baseline.to_string();
+    let meta = &dir.meta;
+    let device = if meta.device_summary.is_empty() {
+        meta.target.clone()
+    } else {
+        meta.device_summary.clone()
+    };
+    let mut kernel = meta.kernel_release.clone();
+    if !meta.label.is_empty() {
+        kernel = format!("{kernel} (label {})", meta.label);
+    }
+    let mut report = Report {
+        title: format!("mmcab report: {}", meta.plan_name),
+        header: vec![
+            ("Device".into(), device.clone()),
+            ("Kernel".into(), kernel.clone()),
+            (
+                "Plan".into(),
+                format!(
+                    "{}, sha256 {}",
+                    meta.plan_name,
+                    short_sha(&meta.plan_sha256)
+                ),
+            ),
+        ],
+        caption: String::new(),
+        blocks: blocks(dir, &configs, &workloads, baseline_of),
+        configs,
+        baseline,
+        published: false,
+        notes: Vec::new(),
+    };
+    report.header.push((
+        "Runs".into(),
+        format!(
+            "{} configs x {} workloads, {} per config ({} warm-up dropped), order {}",
+            report.configs.len(),
+            workloads.len(),
+            report.n_text(),
+            meta.warmup,
+            meta.order
+        ),
+    ));
+    report.caption = format!("{device} | Linux {kernel} | {}", report.n_text());
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_job_without_group_row_stands_for_its_run() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
+        let mut d = super::super::load::load(&dir).expect("fixture");
+        let with_group = measured(&d).len();
+        d.runs.retain(|r| r.job != GROUP_JOB);
+        assert_eq!(measured(&d).len(), with_group);
+        assert!(measured(&d).iter().all(|r| r.job != GROUP_JOB));
+    }
+
+    #[test]
+    fn sweeps_are_named_stem_dash_size() {
+        assert_eq!(sweep_point("randread-4k"), Some(("randread".into(), 4096)));
+        assert_eq!(
+            sweep_point("qd-sweep-64KiB"),
+            Some(("qd-sweep".into(), 65536))
+        );
+        assert_eq!(sweep_point("seq-write"), None);
+        assert_eq!(sweep_point("-4k"), None);
+        assert_eq!(sweep_point("randread-4x"), None);
+    }
+
+    #[test]
+    fn headline_is_iops_for_small_io_and_mb_per_s_otherwise() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
+        let r = build(&super::super::load::load(&dir).expect("fixture"), None).expect("build");
+        let headline = |w: &str| -> Vec<String> {
+            r.blocks
+                .iter()
+                .filter(|b| b.workload == w && b.headline)
+                .map(|b| b.metric.key.clone())
+                .collect()
+        };
+        assert_eq!(headline("seq-write"), vec!["mb_per_s"]);
+        assert_eq!(headline("randread-64k"), vec!["iops"]);
+        let sweep: Vec<_> = r.blocks.iter().filter_map(|b| b.sweep.clone()).collect();
+        assert!(sweep.iter().all(|s| s == "randread") && sweep.len() == 12);
+        assert_eq!(r.baseline, "max-sectors-512k");
+        assert_eq!(r.n_range(), (5, 5), "warm-ups are dropped");
+    }
+}
