@@ -317,12 +317,24 @@ offset = "1M"
 direct = false
 fsync = 8
 end_fsync = true
+[[workload]]
+name = "u"
+[[workload.job]]
+name = "u"
+rw = "randwrite"
+size = "2M"
+direct = false
+engine = "io_uring"
+iodepth = 8
+fsync = 5
+end_fsync = true
 "#;
     let v = run_json(plan, &file, &[]);
     assert_eq!(
         u(&dir_of(job(workload(&v, "w"), "w"), "write")["bytes"]),
         2 * MIB
     );
+    assert_eq!(u(&dir_of(job(workload(&v, "u"), "u"), "write")["ops"]), 512);
     assert_eq!(
         fs::metadata(&file).unwrap().len(),
         3 * MIB,
