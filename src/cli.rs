@@ -55,8 +55,10 @@ pub struct KnobsArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Plan file (TOML), e.g. workloads/bus-width-ab.toml
-    pub plan: PathBuf,
+    /// Plan file (TOML), e.g. workloads/bus-width-ab.toml (not needed with --resume, which
+    /// uses the plan saved in the results directory)
+    #[arg(required_unless_present = "resume")]
+    pub plan: Option<PathBuf>,
     /// Target: a block device, a file (created and sized by mmcab) or a directory on a
     /// mounted filesystem (for file-based jobs)
     #[arg(long)]

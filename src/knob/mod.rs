@@ -1,5 +1,161 @@
 //! Knobs: snapshot, apply, verify, restore (issue: knobs and runner).
-use std::process::ExitCode;
-pub fn cmd_knobs(_args: &crate::cli::KnobsArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("mmcab knobs: under construction")
+//!
+//! A knob is one setting of the stack under test (bus width, packing, a sysfs attribute,
+//! a shell hook). Every kind follows the same life: `snapshot` what the device had before
+//! mmcab touched it, `apply` a value, `verify` by reading it back from where the kernel
+//! reports it, and `restore` the snapshot. The [`guard::KnobGuard`] owns the knobs of a
+//! run and restores them on every exit path.
+//!
+//! One file per kind: [`attribute`] (sysfs/debugfs file), [`caps`] (debugfs host caps and
+//! the runtime-PM re-init), [`ext_csd`] (CMD6 SWITCH), [`command`] (shell hooks);
+//! [`builtin`] maps the names users type (`bus-width`, `packing`, `cqe`, `cache`) onto them.
+
+pub mod attribute;
+pub mod builtin;
+pub mod caps;
+pub mod command;
+pub mod ext_csd;
+pub mod guard;
+pub mod packing;
+
+use anyhow::Result;
+
+/// One switchable setting. Values are strings in the plan's words ("8", "on", "1").
+pub trait Knob: Send {
+    /// The name users type in a plan (`bus-width`, or a custom knob's name).
+    fn name(&self) -> &str;
+
+    /// Canonical form of a value as written in a plan, or an error naming the allowed
+    /// values. Touches nothing.
+    fn normalize(&self, value: &str) -> Result<String> {
+        Ok(value.trim().to_string())
+    }
+
+    /// Refuse a value before any I/O when it is unsafe or impossible (e.g. widening the
+    /// bus past what the host came up with without `--force`). Touches nothing.
+    fn check(&self, _value: &str, _force: bool) -> Result<()> {
+        Ok(())
+    }
+
+    /// The value in effect now, read from where the kernel reports it.
+    fn read(&self) -> Result<String>;
+
+    /// Remember the current state so that [`Knob::restore`] can put it back. Called once,
+    /// before the first apply.
+    fn snapshot(&mut self) -> Result<()>;
+
+    /// The value remembered by [`Knob::snapshot`], in the plan's words.
+    fn original(&self) -> Option<String>;
+
+    /// Set a (normalized) value.
+    fn apply(&mut self, value: &str) -> Result<()>;
+
+    /// Read the value back; an error says what was found instead.
+    fn verify(&self, value: &str) -> Result<()> {
+        let found = self.read()?;
+        if found == value {
+            Ok(())
+        } else {
+            anyhow::bail!(
+                "knob {}: expected '{value}' after applying it, but the device reports '{found}'",
+                self.name()
+            )
+        }
+    }
+
+    /// Put the snapshot back (and check it took). Safe to call more than once.
+    fn restore(&mut self) -> Result<()>;
+
+    /// Shell commands that restore the snapshot by hand, printed when restore fails and
+    /// saved as `restore.sh` in the results directory.
+    fn restore_commands(&self) -> Vec<String>;
+
+    /// A counter snapshot that can prove the knob acted during a run (packing: the card's
+    /// `wr_pack_stats`); `None` for knobs without one.
+    fn evidence(&self) -> Option<Result<String>> {
+        None
+    }
+
+    /// What changed between two [`Knob::evidence`] snapshots, in one line.
+    fn evidence_delta(&self, _before: &str, _after: &str) -> String {
+        String::new()
+    }
+}
+
+/// Why a knob cannot be used here, in words that say what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    pub knob: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "knob {} is unavailable: {}", self.knob, self.reason)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// Quote a string for a POSIX shell (used in printed restore commands).
+pub fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=+,@%".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// `mmcab knobs DEVICE [--json]`: each built-in knob, its current value, whether it can
+/// be switched here, and why not.
+pub fn cmd_knobs(args: &crate::cli::KnobsArgs) -> anyhow::Result<std::process::ExitCode> {
+    let statuses = crate::plan::observe::list_knobs(&args.device)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&statuses)?);
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    print!("{}", knobs_table(&statuses));
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The `mmcab knobs` table: one knob per line, then its values and the reason, indented.
+pub fn knobs_table(statuses: &[builtin::KnobStatus]) -> String {
+    let mut out = format!("{:<10} {:<10} {}\n", "knob", "available", "value");
+    for s in statuses {
+        out.push_str(&format!(
+            "{:<10} {:<10} {}\n",
+            s.name,
+            if s.available { "yes" } else { "no" },
+            s.value.as_deref().unwrap_or("-")
+        ));
+        out.push_str(&format!("    values: {}\n", s.values));
+        if !s.reason.is_empty() {
+            out.push_str(&format!(
+                "    {}: {}\n",
+                if s.available { "note" } else { "why" },
+                s.reason
+            ));
+        }
+    }
+    out
+}
+
+/// Names of the built-in knobs, as users type them in plans.
+pub const BUILTIN_NAMES: &[&str] = &["bus-width", "packing", "cqe", "cache"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("/sys/block/mmcblk0/x"), "/sys/block/mmcblk0/x");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
 }

@@ -1,6 +1,7 @@
 //! The plan file: `[[config]]` tables (knob settings, parsed by the runner) and
 //! `[[workload]]` entries (see [`crate::workload::spec`]).
 
+use super::config::{ConfigSpec, KnobDecl};
 use crate::workload::spec::WorkloadSpec;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -21,9 +22,12 @@ pub struct Plan {
     pub order: Option<String>,
     #[serde(default)]
     pub seed: Option<u64>,
-    /// Configurations to compare; kept as raw tables until the runner parses them.
+    /// Configurations to compare (`[[config]]`: name, knob settings, expectations).
     #[serde(default)]
-    pub config: Vec<toml::Table>,
+    pub config: Vec<ConfigSpec>,
+    /// Custom knobs the configs may use (`[[knob]]`).
+    #[serde(default)]
+    pub knob: Vec<KnobDecl>,
     pub workload: Vec<WorkloadSpec>,
 }
 

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod writer;
+
 /// Job name used for the rows that aggregate all jobs of a workload (group reporting).
 pub const GROUP_JOB: &str = "all";
 
@@ -104,6 +106,9 @@ pub struct Meta {
     /// `interleaved`, `random` or `blocked`.
     pub order: String,
     pub seed: u64,
+    /// `--scale-down` the sizes were divided by (None: 1, as written in the plan).
+    #[serde(default)]
+    pub scale_down: Option<u32>,
     pub started_unix_s: f64,
     /// Set when every run of the matrix has finished.
     pub finished_unix_s: Option<f64>,

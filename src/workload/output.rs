@@ -26,24 +26,8 @@ pub fn cancel_on_signals() -> Result<Arc<AtomicBool>> {
 }
 
 pub fn cmd_run_once(args: &crate::cli::RunArgs) -> Result<ExitCode> {
-    let runner_only = [
-        ("--out", args.out.is_some()),
-        ("--resume", args.resume.is_some()),
-        ("--label", args.label.is_some()),
-        ("--repeat", args.repeat.is_some()),
-        ("--order", args.order.is_some()),
-        ("--warmup", args.warmup.is_some()),
-        ("--config", !args.config.is_empty()),
-        ("--force", args.force),
-        ("--dry-run", args.dry_run),
-    ];
-    if let Some((flag, _)) = runner_only.iter().find(|(_, set)| *set) {
-        bail!(
-            "mmcab run {flag}: this build runs each workload once and records nothing; \
-             configs, repetitions and results directories come with the plan runner"
-        );
-    }
-    let plan = Plan::load(&args.plan)?;
+    let plan_path = args.plan.clone().context("mmcab run needs a PLAN file")?;
+    let plan = Plan::load(&plan_path)?;
     let Some(device) = &args.device else {
         bail!(
             "mmcab run needs --device TARGET: a block device (/dev/mmcblk0), a file or a directory"
@@ -58,7 +42,7 @@ pub fn cmd_run_once(args: &crate::cli::RunArgs) -> Result<ExitCode> {
                 Some(w) => picked.push(w),
                 None => bail!(
                     "plan {} has no workload '{name}'; it has: {}",
-                    args.plan.display(),
+                    plan_path.display(),
                     plan.workload
                         .iter()
                         .map(|w| w.name.as_str())

@@ -1,0 +1,435 @@
+//! The knobs users name in plans (`bus-width`, `packing`, `cqe`, `cache`) and custom
+//! `[[knob]]` declarations, resolved against one device. Each built-in is either a knob
+//! or an [`Unavailable`] that says why and what to do instead, decided from the kernel
+//! and the card before anything is written.
+
+use super::attribute::AttributeKnob;
+use super::caps::{caps_bus_width, BusWidthKnob, HostCaps};
+use super::command::CommandKnob;
+use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
+use super::packing::{self, PackingKnob};
+use super::{Knob, Unavailable};
+use crate::device::MmcPaths;
+use crate::plan::config::{KnobDecl, KnobKind};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::path::Path;
+
+use crate::device::capabilities::{kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE};
+
+/// A device and the kernel driving it, as the knobs see them.
+#[derive(Debug, Clone)]
+pub struct KnobEnv {
+    pub paths: MmcPaths,
+    /// `uname -r`.
+    pub kernel_release: String,
+}
+
+impl KnobEnv {
+    pub fn new(paths: MmcPaths) -> KnobEnv {
+        let kernel_release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        KnobEnv {
+            paths,
+            kernel_release,
+        }
+    }
+}
+
+/// One line of `mmcab knobs`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KnobStatus {
+    pub name: String,
+    pub available: bool,
+    /// Current value, when it can be read.
+    pub value: Option<String>,
+    /// Values it takes.
+    pub values: String,
+    /// Why it is unavailable, or a note on how it works here.
+    pub reason: String,
+}
+
+fn unavailable(knob: &str, reason: String) -> anyhow::Error {
+    Unavailable {
+        knob: knob.to_string(),
+        reason,
+    }
+    .into()
+}
+
+/// A built-in knob on this device, or why not (as an [`Unavailable`] error).
+pub fn resolve(name: &str, env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
+    match name {
+        "bus-width" => bus_width(env, force),
+        "packing" => packing(env),
+        "cqe" => cqe(env),
+        "cache" => cache(env),
+        other => bail!(
+            "'{other}' is not a built-in knob (built-ins: {})",
+            super::BUILTIN_NAMES.join(", ")
+        ),
+    }
+}
+
+fn bus_width(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
+    let host = HostCaps::new(&env.paths);
+    if !host.caps.exists() {
+        return Err(unavailable(
+            "bus-width",
+            format!(
+                "{} does not exist: mount debugfs (mount -t debugfs none /sys/kernel/debug) and \
+                 run as root",
+                host.caps.display()
+            ),
+        ));
+    }
+    if !host.power_control.exists() {
+        return Err(unavailable(
+            "bus-width",
+            format!(
+                "{} does not exist: the card has no runtime PM, so it cannot be re-initialised \
+                 with a new width; A/B it across boots with --label",
+                host.power_control.display()
+            ),
+        ));
+    }
+    match kernel_version(&env.kernel_release) {
+        Some(v) if v >= BUS_WIDTH_CAPS_WRITABLE_SINCE || force => {}
+        _ => {
+            return Err(unavailable(
+                "bus-width",
+                format!(
+                    "not switchable at run time on this kernel (Linux {}: its debugfs caps \
+                     refuses the bus-width bits; they became writable after 6.18); A/B it across \
+                     boots with --label, one boot per device-tree bus-width (--force tries anyway)",
+                    env.kernel_release
+                ),
+            ))
+        }
+    }
+    let paths = env.paths.clone();
+    Ok(Box::new(BusWidthKnob::new(
+        host,
+        Box::new(move || ios_bus_width(&paths)),
+    )))
+}
+
+fn packing(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+    let attribute = env.paths.block_sysfs.join(packing::ATTRIBUTE);
+    let mut reasons = Vec::new();
+    if !attribute.exists() {
+        reasons.push(format!(
+            "this kernel has no {} (Linux {}): mainline removed packed commands in v4.10, so the \
+             A/B is between kernels: run the plan on each with --label and compare the results \
+             directories",
+            attribute.display(),
+            env.kernel_release
+        ));
+    }
+    let mut max_packed_writes = 0;
+    match ext_csd_fields(&env.paths, &["EXT_CSD_REV", "MAX_PACKED_WRITES"]) {
+        Ok(f) => {
+            let (rev, max) = (f[0].unwrap_or(0), f[1].unwrap_or(0));
+            max_packed_writes = max;
+            if rev < 6 || max == 0 {
+                reasons.push(format!(
+                    "the card does not support packed commands (EXT_CSD_REV {rev}, needs >= 6; \
+                     MAX_PACKED_WRITES {max})"
+                ));
+            }
+        }
+        Err(err) => reasons.push(format!(
+            "cannot read EXT_CSD to check packed support: {err:#}"
+        )),
+    }
+    if !reasons.is_empty() {
+        return Err(unavailable("packing", reasons.join("; ")));
+    }
+    Ok(Box::new(PackingKnob::new(
+        attribute,
+        env.paths.card_debugfs.join(packing::STATS),
+        max_packed_writes,
+    )))
+}
+
+fn cqe(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+    let attribute = env.paths.card_sysfs.join("cmdq_en");
+    let mut reasons = Vec::new();
+    match ext_csd_fields(&env.paths, &["CMDQ_SUPPORT"]) {
+        Ok(f) if f[0].unwrap_or(0) & 1 == 0 => reasons.push(
+            "the card does not support command queueing (EXT_CSD CMDQ_SUPPORT = 0)".to_string(),
+        ),
+        Ok(_) => {}
+        Err(err) => reasons.push(format!("cannot read EXT_CSD: {err:#}")),
+    }
+    if !writable(&attribute) {
+        reasons.push(format!(
+            "{} is {} on this kernel: mainline decides CQE when the card is initialised (host \
+             caps2 CQE bit), so A/B it across boots with --label",
+            attribute.display(),
+            if attribute.exists() {
+                "read-only"
+            } else {
+                "missing"
+            }
+        ));
+    }
+    if !reasons.is_empty() {
+        return Err(unavailable("cqe", reasons.join("; ")));
+    }
+    Ok(Box::new(
+        AttributeKnob::new("cqe", attribute, vec!["0".into(), "1".into()])
+            .with_aliases(&[("on", "1"), ("off", "0")]),
+    ))
+}
+
+fn cache(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+    let f = ext_csd_fields(&env.paths, &["CACHE_SIZE"])
+        .map_err(|err| unavailable("cache", format!("cannot read EXT_CSD: {err:#}")))?;
+    if f[0].unwrap_or(0) == 0 {
+        return Err(unavailable(
+            "cache",
+            "the card has no volatile cache (EXT_CSD CACHE_SIZE = 0)".to_string(),
+        ));
+    }
+    Ok(Box::new(ExtCsdKnob::new(
+        "cache",
+        "CACHE_CTRL",
+        None,
+        false,
+        Box::new(CardExtCsd {
+            paths: env.paths.clone(),
+        }),
+    )?))
+}
+
+fn writable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o222 != 0)
+        .unwrap_or(false)
+}
+
+/// Every built-in on this device, with its current value or why it is unavailable.
+pub fn status(env: &KnobEnv) -> Vec<KnobStatus> {
+    super::BUILTIN_NAMES
+        .iter()
+        .map(|name| {
+            let values = match *name {
+                "bus-width" => "1, 4, 8 (wider than the host came up with: --force)",
+                "packing" => "on (kernel default trigger) or a trigger 1..=MAX_PACKED_WRITES",
+                _ => "on, off",
+            }
+            .to_string();
+            match resolve(name, env, false) {
+                Ok(knob) => {
+                    let value = knob.read();
+                    KnobStatus {
+                        name: name.to_string(),
+                        available: value.is_ok(),
+                        reason: match &value {
+                            Ok(_) => note(name, env),
+                            Err(err) => format!("{err:#}"),
+                        },
+                        value: value.ok().map(|v| {
+                            if *name == "packing" {
+                                packing::describe(&v)
+                            } else {
+                                v
+                            }
+                        }),
+                        values,
+                    }
+                }
+                Err(err) => KnobStatus {
+                    name: name.to_string(),
+                    available: false,
+                    value: current_without_knob(name, env),
+                    values,
+                    reason: match err.downcast_ref::<Unavailable>() {
+                        Some(u) => u.reason.clone(),
+                        None => format!("{err:#}"),
+                    },
+                },
+            }
+        })
+        .collect()
+}
+
+fn note(name: &str, env: &KnobEnv) -> String {
+    match name {
+        "bus-width" => {
+            let caps = HostCaps::new(&env.paths).read_caps().ok();
+            match caps {
+                Some(c) => format!(
+                    "switched via debugfs caps + runtime-PM re-init, verified in ios; host came \
+                     up with {} bits",
+                    caps_bus_width(c)
+                ),
+                None => String::new(),
+            }
+        }
+        "packing" => "wr_pack_stats read before/after each run".to_string(),
+        "cache" => "EXT_CSD CACHE_CTRL via CMD6, verified by re-reading EXT_CSD".to_string(),
+        _ => String::new(),
+    }
+}
+
+/// What an unavailable knob is set to anyway, where that is known (bus width from ios).
+fn current_without_knob(name: &str, env: &KnobEnv) -> Option<String> {
+    match name {
+        "bus-width" => HostCaps::new(&env.paths)
+            .while_active(|| ios_bus_width(&env.paths))
+            .ok()
+            .map(|w| w.to_string()),
+        "cqe" => super::attribute::read_attribute(&env.paths.card_sysfs.join("cmdq_en")).ok(),
+        "cache" => ext_csd_fields(&env.paths, &["CACHE_CTRL"])
+            .ok()
+            .and_then(|f| f[0])
+            .map(|v| {
+                if v & 1 == 1 {
+                    "on".to_string()
+                } else {
+                    "off".to_string()
+                }
+            }),
+        _ => None,
+    }
+}
+
+/// Placeholders a custom knob's path may use.
+pub fn fill_placeholders(text: &str, paths: Option<&MmcPaths>, disk: &str) -> String {
+    let mut out = text.replace("{disk}", disk);
+    if let Some(p) = paths {
+        for (key, value) in [
+            ("{host}", p.host.clone()),
+            ("{card}", p.card.clone()),
+            (
+                "{block_sysfs}",
+                p.block_sysfs.to_string_lossy().into_owned(),
+            ),
+            ("{card_sysfs}", p.card_sysfs.to_string_lossy().into_owned()),
+            (
+                "{host_debugfs}",
+                p.host_debugfs.to_string_lossy().into_owned(),
+            ),
+            (
+                "{card_debugfs}",
+                p.card_debugfs.to_string_lossy().into_owned(),
+            ),
+        ] {
+            out = out.replace(key, &value);
+        }
+    }
+    out
+}
+
+/// A knob declared in the plan (`[[knob]]`).
+pub fn custom(
+    decl: &KnobDecl,
+    paths: Option<&MmcPaths>,
+    disk: &str,
+    force: bool,
+) -> Result<Box<dyn Knob>> {
+    decl.validate()?;
+    let fill = |s: &Option<String>| s.as_deref().map(|s| fill_placeholders(s, paths, disk));
+    Ok(match decl.kind {
+        KnobKind::Attribute => {
+            let path = fill(&decl.path).expect("validated");
+            if path.contains('{') {
+                bail!("knob {}: path {path} has a placeholder this target cannot fill (is it an MMC device?)", decl.name);
+            }
+            Box::new(AttributeKnob::new(&decl.name, path, decl.values.clone()))
+        }
+        KnobKind::Command => Box::new(CommandKnob::new(
+            &decl.name,
+            &fill(&decl.read).expect("validated"),
+            &fill(&decl.apply).expect("validated"),
+            fill(&decl.verify).as_deref(),
+            fill(&decl.restore).as_deref(),
+        )),
+        KnobKind::ExtCsd => {
+            let Some(paths) = paths else {
+                bail!(
+                    "knob {}: an ext_csd knob needs an MMC device as --device",
+                    decl.name
+                );
+            };
+            let field = decl.field.clone().expect("validated");
+            let index = ext_csd_index(&field);
+            Box::new(ExtCsdKnob::new(
+                &decl.name,
+                &field,
+                index,
+                force,
+                Box::new(CardExtCsd {
+                    paths: paths.clone(),
+                }),
+            )?)
+        }
+    })
+}
+
+// ---- glue to the device module (ios, EXT_CSD, CMD6) ----
+
+fn ios_bus_width(paths: &MmcPaths) -> Result<u32> {
+    let ios = crate::device::ios::read_ios(paths)?;
+    Ok(u32::from(ios.bus_width_bits))
+}
+
+fn ext_csd_fields(paths: &MmcPaths, names: &[&str]) -> Result<Vec<Option<u64>>> {
+    let (ext_csd, _source) = crate::device::ext_csd::read_ext_csd(paths)?;
+    Ok(names.iter().map(|n| ext_csd.field(n)).collect())
+}
+
+/// Offset of a one-byte EXT_CSD field by name (or a number given as the field).
+fn ext_csd_index(field: &str) -> Option<usize> {
+    field.parse().ok().or_else(|| {
+        crate::device::ext_csd_table::find(&field.to_ascii_uppercase())
+            .filter(|f| f.width == 1)
+            .map(|f| f.offset)
+    })
+}
+
+/// CMD6 argument "command set" for the normal (non-vendor) command set.
+const EXT_CSD_CMD_SET_NORMAL: u8 = 1;
+
+struct CardExtCsd {
+    paths: MmcPaths,
+}
+
+impl ExtCsdAccess for CardExtCsd {
+    fn read_byte(&self, index: usize) -> Result<u8> {
+        let (ext_csd, _source) = crate::device::ext_csd::read_ext_csd(&self.paths)?;
+        ext_csd
+            .raw
+            .get(index)
+            .copied()
+            .with_context(|| format!("EXT_CSD has no byte {index}"))
+    }
+
+    fn switch(&self, index: usize, value: u8) -> Result<()> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.paths.dev_node)
+            .with_context(|| {
+                format!(
+                    "opening {} for the mmc ioctl (run as root)",
+                    self.paths.dev_node.display()
+                )
+            })?;
+        crate::device::ioctl::switch(&file, index as u8, value, EXT_CSD_CMD_SET_NORMAL)
+            .with_context(|| {
+                format!(
+                    "{}: CMD6 SWITCH of EXT_CSD[{index}] to {value}",
+                    self.paths.dev_node.display()
+                )
+            })
+    }
+
+    fn dev_node(&self) -> String {
+        self.paths.dev_node.to_string_lossy().into_owned()
+    }
+}

@@ -1,0 +1,243 @@
+//! EXT_CSD knobs: one byte of the card's EXT_CSD set with CMD6 SWITCH (the mmc ioctl)
+//! and verified by reading EXT_CSD back from the card.
+//!
+//! Only fields on the allow-list may be switched: flipping others behind the kernel's
+//! back can desynchronise the driver (BUS_WIDTH, HS_TIMING, PARTITION_CONFIG) or is
+//! irreversible (write-once fields such as BKOPS_EN bit 0 or WR_REL_SET). Others are
+//! refused unless `--force`.
+
+use super::Knob;
+use anyhow::{bail, Result};
+
+/// Fields mmcab switches without `--force`: (name, index, values, why it is safe).
+pub const ALLOW_LIST: &[(&str, usize, &[u8], &str)] = &[
+    (
+        "CACHE_CTRL",
+        33,
+        &[0, 1],
+        "volatile cache on/off; reversible, the kernel still sends flushes",
+    ),
+    (
+        "BARRIER_CTRL",
+        31,
+        &[0, 1],
+        "cache barrier on/off; reversible",
+    ),
+];
+
+/// How an EXT_CSD knob reaches the card (the device module's ioctl and EXT_CSD reader).
+pub trait ExtCsdAccess: Send {
+    /// Read EXT_CSD afresh from the card and return one byte.
+    fn read_byte(&self, index: usize) -> Result<u8>;
+    /// CMD6 SWITCH (write byte) of `index` to `value`.
+    fn switch(&self, index: usize, value: u8) -> Result<()>;
+    /// The device node, for printed restore commands.
+    fn dev_node(&self) -> String;
+}
+
+pub struct ExtCsdKnob {
+    name: String,
+    field: String,
+    index: usize,
+    allowed: Option<&'static [u8]>,
+    access: Box<dyn ExtCsdAccess>,
+    original: Option<u8>,
+}
+
+impl ExtCsdKnob {
+    /// A knob for `field` (a name on the allow-list, or with `force` a name the caller
+    /// resolved to `index`).
+    pub fn new(
+        name: &str,
+        field: &str,
+        index: Option<usize>,
+        force: bool,
+        access: Box<dyn ExtCsdAccess>,
+    ) -> Result<ExtCsdKnob> {
+        let allowed = ALLOW_LIST
+            .iter()
+            .find(|(n, _, _, _)| n.eq_ignore_ascii_case(field));
+        let (index, values) = match (allowed, index) {
+            (Some((_, i, values, _)), _) => (*i, Some(*values)),
+            (None, Some(i)) if force => (i, None),
+            (None, _) => {
+                let names: Vec<&str> = ALLOW_LIST.iter().map(|(n, _, _, _)| *n).collect();
+                bail!(
+                    "knob {name}: EXT_CSD field {field} is not on the allow-list of fields safe \
+                     to switch at run time ({}); switching others behind the kernel's back can \
+                     confuse the driver or be irreversible. Pass --force only if you know it \
+                     is safe on this card",
+                    names.join(", ")
+                );
+            }
+        };
+        Ok(ExtCsdKnob {
+            name: name.to_string(),
+            field: field.to_ascii_uppercase(),
+            index,
+            allowed: values,
+            access,
+            original: None,
+        })
+    }
+}
+
+fn parse_byte(value: &str) -> Result<u8> {
+    let t = value.trim();
+    let parsed = match t {
+        "on" => Ok(1),
+        "off" => Ok(0),
+        _ => match t.strip_prefix("0x") {
+            Some(hex) => u8::from_str_radix(hex, 16),
+            None => t.parse::<u8>(),
+        },
+    };
+    parsed.map_err(|_| anyhow::anyhow!("'{t}' is not a byte value (0-255, 0x.., on/off)"))
+}
+
+impl Knob for ExtCsdKnob {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn normalize(&self, value: &str) -> Result<String> {
+        let byte = parse_byte(value)?;
+        if let Some(allowed) = self.allowed {
+            if !allowed.contains(&byte) {
+                bail!(
+                    "knob {}: EXT_CSD {} = {byte} is not allowed (values: {:?})",
+                    self.name,
+                    self.field,
+                    allowed
+                );
+            }
+        }
+        Ok(byte.to_string())
+    }
+
+    fn read(&self) -> Result<String> {
+        Ok(self.access.read_byte(self.index)?.to_string())
+    }
+
+    fn snapshot(&mut self) -> Result<()> {
+        if self.original.is_none() {
+            self.original = Some(self.access.read_byte(self.index)?);
+        }
+        Ok(())
+    }
+
+    fn original(&self) -> Option<String> {
+        self.original.map(|b| b.to_string())
+    }
+
+    fn apply(&mut self, value: &str) -> Result<()> {
+        self.access.switch(self.index, parse_byte(value)?)
+    }
+
+    fn verify(&self, value: &str) -> Result<()> {
+        let found = self.access.read_byte(self.index)?;
+        if found.to_string() != value {
+            bail!(
+                "knob {}: EXT_CSD {}[{}] reads {found} after switching it to {value}: the card \
+                 did not take the switch",
+                self.name,
+                self.field,
+                self.index
+            );
+        }
+        Ok(())
+    }
+
+    fn restore(&mut self) -> Result<()> {
+        if let Some(original) = self.original {
+            self.access.switch(self.index, original)?;
+            self.verify(&original.to_string())?;
+        }
+        Ok(())
+    }
+
+    fn restore_commands(&self) -> Vec<String> {
+        match self.original {
+            // mmc-utils' generic form: mmc extcsd write <offset> <value> <device>
+            Some(original) => vec![format!(
+                "mmc extcsd write 0x{:x} 0x{original:x} {}",
+                self.index,
+                self.access.dev_node()
+            )],
+            None => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A 512-byte EXT_CSD image in memory that CMD6 writes into, as the card would.
+    struct Image(Arc<Mutex<Vec<u8>>>);
+    impl ExtCsdAccess for Image {
+        fn read_byte(&self, index: usize) -> Result<u8> {
+            Ok(self.0.lock().unwrap()[index])
+        }
+        fn switch(&self, index: usize, value: u8) -> Result<()> {
+            self.0.lock().unwrap()[index] = value;
+            Ok(())
+        }
+        fn dev_node(&self) -> String {
+            "/dev/mmcblk0".into()
+        }
+    }
+
+    #[test]
+    fn allow_listed_field_switches_and_restores() {
+        let image = Arc::new(Mutex::new(vec![0u8; 512]));
+        image.lock().unwrap()[33] = 1;
+        let mut knob = ExtCsdKnob::new(
+            "cache",
+            "cache_ctrl",
+            None,
+            false,
+            Box::new(Image(image.clone())),
+        )
+        .unwrap();
+        knob.snapshot().unwrap();
+        assert_eq!(knob.normalize("off").unwrap(), "0");
+        assert!(knob.normalize("2").is_err());
+        knob.apply("0").unwrap();
+        knob.verify("0").unwrap();
+        knob.restore().unwrap();
+        assert_eq!(image.lock().unwrap()[33], 1);
+        assert_eq!(
+            knob.restore_commands(),
+            vec!["mmc extcsd write 0x21 0x1 /dev/mmcblk0"]
+        );
+    }
+
+    #[test]
+    fn other_fields_need_force() {
+        let image = Arc::new(Mutex::new(vec![0u8; 512]));
+        let err = ExtCsdKnob::new(
+            "p",
+            "PARTITION_CONFIG",
+            Some(179),
+            false,
+            Box::new(Image(image.clone())),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.contains("allow-list") && err.contains("--force"),
+            "{err}"
+        );
+        assert!(ExtCsdKnob::new(
+            "p",
+            "PARTITION_CONFIG",
+            Some(179),
+            true,
+            Box::new(Image(image))
+        )
+        .is_ok());
+    }
+}

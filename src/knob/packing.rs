@@ -1,0 +1,242 @@
+//! The built-in `packing` knob for vendor kernels that kept packed write commands
+//! (eMMC 4.5, e.g. the msm kernels): `/sys/block/<disk>/num_wr_reqs_to_start_packing` sets
+//! how many potential packed writes in a row start packing, and the card's debugfs
+//! `wr_pack_stats` counts packed writes by size, read before and after each run to prove
+//! packing happened.
+//!
+//! What those kernels do with the attribute (their block.c): a write stores
+//! `min(value, EXT_CSD MAX_PACKED_WRITES)`, the default is `min(MAX_PACKED_WRITES, 17)`,
+//! and with MMC_CAP2_PACKED_WR_CONTROL the kernel adapts the trigger itself between
+//! bursts. So the knob takes a trigger in 1..=MAX_PACKED_WRITES (re-applied before every
+//! run); it cannot turn packing off, which only the host caps2 PACKED_WR bit (a boot-time
+//! setting) does. `wr_pack_stats` prints only while enabled (`echo 1 >` it); the knob
+//! enables it and puts it back as it found it.
+//!
+//! Mainline Linux removed packed command support in v4.10; there the knob is unavailable
+//! and the A/B is between kernels (see [`super::builtin`]).
+
+use super::attribute::{read_attribute, write_attribute, AttributeKnob};
+use super::Knob;
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The vendor kernels' default trigger (DEFAULT_NUM_REQS_TO_START_PACK).
+pub const DEFAULT_THRESHOLD: u64 = 17;
+pub const ATTRIBUTE: &str = "num_wr_reqs_to_start_packing";
+pub const STATS: &str = "wr_pack_stats";
+
+pub struct PackingKnob {
+    attribute: AttributeKnob,
+    stats: PathBuf,
+    /// EXT_CSD MAX_PACKED_WRITES: the kernel clamps the trigger to it.
+    max_packed_writes: u64,
+    /// Whether wr_pack_stats was enabled when mmcab found it (None before snapshot).
+    stats_enabled: Option<bool>,
+}
+
+impl PackingKnob {
+    pub fn new(attribute: PathBuf, stats: PathBuf, max_packed_writes: u64) -> PackingKnob {
+        PackingKnob {
+            attribute: AttributeKnob::new("packing", attribute, Vec::new()),
+            stats,
+            max_packed_writes,
+            stats_enabled: None,
+        }
+    }
+
+    fn stats_text(&self) -> Result<String> {
+        std::fs::read_to_string(&self.stats).with_context(|| {
+            format!(
+                "reading {} (packing statistics): is debugfs mounted?",
+                self.stats.display()
+            )
+        })
+    }
+
+    /// Enable wr_pack_stats if it is off (a disabled file reads empty).
+    fn enable_stats(&mut self) -> Result<()> {
+        if self.stats_enabled.is_none() {
+            self.stats_enabled = Some(!self.stats_text()?.trim().is_empty());
+        }
+        if self.stats_enabled == Some(false) && self.stats_text()?.trim().is_empty() {
+            write_attribute(&self.stats, "1")
+                .context("enabling the packing statistics (wr_pack_stats)")?;
+        }
+        Ok(())
+    }
+}
+
+/// `Packed N reqs - M times` lines of wr_pack_stats: N -> M.
+pub fn parse_pack_stats(text: &str) -> BTreeMap<u64, u64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let Some(at) = line.find("Packed ") else {
+            continue;
+        };
+        let words: Vec<&str> = line[at..].split_whitespace().collect();
+        // ["Packed", N, "reqs", "-", M, "times"]
+        if words.len() >= 6 && words[2] == "reqs" && words[3] == "-" {
+            if let (Ok(n), Ok(m)) = (words[1].parse::<u64>(), words[4].parse::<u64>()) {
+                out.insert(n, m);
+            }
+        }
+    }
+    out
+}
+
+impl Knob for PackingKnob {
+    fn name(&self) -> &str {
+        "packing"
+    }
+
+    fn normalize(&self, value: &str) -> Result<String> {
+        let max = self.max_packed_writes;
+        match value.trim() {
+            "on" => Ok(DEFAULT_THRESHOLD.min(max).to_string()),
+            "off" => bail!(
+                "packing = off: this kernel's num_wr_reqs_to_start_packing only sets when \
+                 packing starts (1..={max}); packing itself is switched by the host's caps2 \
+                 PACKED_WR bit at boot. Compare triggers (e.g. 1 vs {max}), or A/B across boots \
+                 or kernels with --label"
+            ),
+            n => match n.parse::<u64>() {
+                Ok(v) if (1..=max).contains(&v) => Ok(v.to_string()),
+                _ => bail!(
+                    "packing '{n}': use on (the kernel default, {}) or a trigger in 1..={max} \
+                     (the kernel clamps it to EXT_CSD MAX_PACKED_WRITES = {max})",
+                    DEFAULT_THRESHOLD.min(max)
+                ),
+            },
+        }
+    }
+
+    fn read(&self) -> Result<String> {
+        self.attribute.read()
+    }
+
+    fn snapshot(&mut self) -> Result<()> {
+        self.attribute.snapshot()?;
+        if self.stats_enabled.is_none() {
+            self.stats_enabled = Some(!self.stats_text()?.trim().is_empty());
+        }
+        Ok(())
+    }
+
+    fn original(&self) -> Option<String> {
+        self.attribute.original()
+    }
+
+    fn apply(&mut self, value: &str) -> Result<()> {
+        self.enable_stats()?;
+        self.attribute.apply(value)
+    }
+
+    fn verify(&self, value: &str) -> Result<()> {
+        self.attribute.verify(value)
+    }
+
+    fn restore(&mut self) -> Result<()> {
+        self.attribute.restore()
+    }
+
+    fn restore_commands(&self) -> Vec<String> {
+        self.attribute.restore_commands()
+    }
+
+    fn evidence(&self) -> Option<Result<String>> {
+        Some(std::fs::read_to_string(&self.stats).with_context(|| {
+            format!(
+                "reading {} (packing statistics): is debugfs mounted?",
+                self.stats.display()
+            )
+        }))
+    }
+
+    fn evidence_delta(&self, before: &str, after: &str) -> String {
+        let before = parse_pack_stats(before);
+        let after = parse_pack_stats(after);
+        let mut total = 0;
+        let mut parts = Vec::new();
+        for (n, m) in &after {
+            let delta = m.saturating_sub(*before.get(n).unwrap_or(&0));
+            if *n >= 2 && delta > 0 {
+                total += delta;
+                parts.push(format!("{n} reqs: +{delta}"));
+            }
+        }
+        if after.is_empty() && before.is_empty() {
+            format!("{STATS}: no packed writes counted (statistics empty)")
+        } else if total == 0 {
+            format!("{STATS}: no packed writes during this run")
+        } else {
+            format!("{STATS}: +{total} packed writes ({})", parts.join(", "))
+        }
+    }
+}
+
+/// The trigger as `mmcab knobs` shows it.
+pub fn describe(value: &str) -> String {
+    match value.parse::<u64>() {
+        Ok(v) => format!("{v} (packing starts after {v} writes)"),
+        Err(_) => value.to_string(),
+    }
+}
+
+/// Read the attribute for listing; error text names the path.
+pub fn read_threshold(path: &std::path::Path) -> Result<String> {
+    read_attribute(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The format of the vendor kernels' mmc_wr_pack_stats_read().
+    const STATS_TEXT: &str = "\
+mmc0: write packing statistics:
+mmc0: Packed 1 reqs - 40 times
+mmc0: Packed 2 reqs - 3 times
+mmc0: Packed 8 reqs - 1 times
+mmc0: stopped packing due to the following reasons:
+mmc0: 2 times: empty queue
+";
+
+    #[test]
+    fn stats_parse_and_delta() {
+        let stats = parse_pack_stats(STATS_TEXT);
+        assert_eq!(stats[&1], 40);
+        assert_eq!(stats[&8], 1);
+        let knob = PackingKnob::new("/x".into(), "/y".into(), 63);
+        let after = STATS_TEXT.replace("8 reqs - 1 times", "8 reqs - 6 times");
+        assert_eq!(
+            knob.evidence_delta(STATS_TEXT, &after),
+            "wr_pack_stats: +5 packed writes (8 reqs: +5)"
+        );
+        assert!(knob
+            .evidence_delta(STATS_TEXT, STATS_TEXT)
+            .contains("no packed writes"));
+    }
+
+    #[test]
+    fn values() {
+        let dir = tempfile::tempdir().unwrap();
+        let attr = dir.path().join(ATTRIBUTE);
+        std::fs::write(&attr, "5\n").unwrap();
+        let knob = PackingKnob::new(attr, dir.path().join(STATS), 8);
+        assert!(knob
+            .normalize("off")
+            .unwrap_err()
+            .to_string()
+            .contains("caps2"));
+        assert_eq!(knob.normalize("on").unwrap(), "8");
+        assert_eq!(knob.normalize("3").unwrap(), "3");
+        assert!(knob
+            .normalize("9")
+            .unwrap_err()
+            .to_string()
+            .contains("MAX_PACKED_WRITES = 8"));
+        assert!(knob.normalize("0").is_err());
+        assert!(knob.evidence().unwrap().is_err());
+    }
+}

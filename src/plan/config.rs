@@ -1,0 +1,269 @@
+//! `[[config]]` and `[[knob]]` tables of a plan file.
+//!
+//! ```toml
+//! [[config]]
+//! name = "bus8"
+//! bus-width = 8            # knob settings: any key other than name/expect
+//! expect.bus_width = 8     # optional: checked against ios/EXT_CSD before every run
+//!
+//! [[knob]]                 # a custom knob, usable in configs like a built-in one
+//! name = "scheduler"
+//! kind = "attribute"       # attribute | command | ext_csd
+//! path = "/sys/block/{disk}/queue/scheduler"
+//! values = ["none", "mq-deadline"]
+//! ```
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One configuration of the device under test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfigSpec {
+    pub name: String,
+    /// Observations that must hold before every run of this config.
+    #[serde(default, skip_serializing_if = "Expect::is_empty")]
+    pub expect: Expect,
+    /// Knob name -> value as written (`bus-width = 8`, `packing = "off"`).
+    #[serde(flatten)]
+    pub knobs: BTreeMap<String, toml::Value>,
+}
+
+impl ConfigSpec {
+    /// Knob settings as strings in the plan's words: integers as written, booleans as
+    /// `on`/`off`.
+    pub fn knob_values(&self) -> Result<BTreeMap<String, String>> {
+        let mut out = BTreeMap::new();
+        for (name, value) in &self.knobs {
+            let text = match value {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Boolean(true) => "on".to_string(),
+                toml::Value::Boolean(false) => "off".to_string(),
+                other => bail!(
+                    "config {}: knob {name} = {other}: a knob value is a string, an integer or \
+                     true/false",
+                    self.name
+                ),
+            };
+            out.insert(name.clone(), text);
+        }
+        Ok(out)
+    }
+}
+
+/// `expect.*` keys of a config.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// Data bus width in bits as `ios` reports it (1, 4, 8).
+    pub bus_width: Option<u32>,
+    /// Bus clock in Hz as `ios` reports it.
+    pub clock_hz: Option<u64>,
+    /// Timing as `ios` names it, e.g. "mmc high-speed".
+    pub timing: Option<String>,
+    /// EXT_CSD fields by name, e.g. `expect.ext_csd.CACHE_CTRL = 1`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ext_csd: BTreeMap<String, u64>,
+}
+
+impl Expect {
+    pub fn is_empty(&self) -> bool {
+        self == &Expect::default()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KnobKind {
+    Attribute,
+    Command,
+    ExtCsd,
+}
+
+/// A custom knob declared in the plan (`[[knob]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnobDecl {
+    pub name: String,
+    pub kind: KnobKind,
+    /// attribute: the file; `{disk}`, `{host}`, `{card}`, `{block_sysfs}`, `{card_sysfs}`,
+    /// `{host_debugfs}` and `{card_debugfs}` are filled in from the target.
+    pub path: Option<String>,
+    /// attribute: allowed values (any when empty).
+    #[serde(default)]
+    pub values: Vec<String>,
+    /// command: prints the current value.
+    pub read: Option<String>,
+    /// command: sets `{value}`.
+    pub apply: Option<String>,
+    /// command: exits 0 when `{value}` is in effect (default: read == value).
+    pub verify: Option<String>,
+    /// command: puts back `{value}` (default: apply).
+    pub restore: Option<String>,
+    /// ext_csd: the field name (e.g. CACHE_CTRL).
+    pub field: Option<String>,
+}
+
+/// (key, present) pairs a kind needs or forbids.
+type KeyChecks<'a> = &'a [(&'a str, bool)];
+
+impl KnobDecl {
+    /// Check that the keys a kind needs are there and no others.
+    pub fn validate(&self) -> Result<()> {
+        let name = &self.name;
+        let has = |o: &Option<String>| o.is_some();
+        let (needs, forbids): (KeyChecks, KeyChecks) = match self.kind {
+            KnobKind::Attribute => (
+                &[("path", has(&self.path))],
+                &[
+                    ("read", has(&self.read)),
+                    ("apply", has(&self.apply)),
+                    ("verify", has(&self.verify)),
+                    ("restore", has(&self.restore)),
+                    ("field", has(&self.field)),
+                ],
+            ),
+            KnobKind::Command => (
+                &[("read", has(&self.read)), ("apply", has(&self.apply))],
+                &[("path", has(&self.path)), ("field", has(&self.field))],
+            ),
+            KnobKind::ExtCsd => (
+                &[("field", has(&self.field))],
+                &[
+                    ("path", has(&self.path)),
+                    ("read", has(&self.read)),
+                    ("apply", has(&self.apply)),
+                    ("verify", has(&self.verify)),
+                    ("restore", has(&self.restore)),
+                ],
+            ),
+        };
+        for (key, present) in needs {
+            if !present {
+                bail!("knob {name} ({:?}): needs `{key} = ...`", self.kind);
+            }
+        }
+        for (key, present) in forbids {
+            if *present {
+                bail!(
+                    "knob {name} ({:?}): `{key}` does not apply to this kind",
+                    self.kind
+                );
+            }
+        }
+        if crate::knob::BUILTIN_NAMES.contains(&name.as_str()) {
+            bail!("knob {name}: that name is a built-in knob; pick another name");
+        }
+        Ok(())
+    }
+}
+
+/// Check a plan's configs against the knobs it can use, before anything is touched.
+pub fn validate_configs(configs: &[ConfigSpec], custom: &[KnobDecl]) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for knob in custom {
+        knob.validate()?;
+        if !seen.insert(knob.name.clone()) {
+            bail!("knob {} is declared twice", knob.name);
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for config in configs {
+        if config.name.trim().is_empty() {
+            bail!("a [[config]] has no name: add `name = \"...\"`");
+        }
+        if !names.insert(config.name.clone()) {
+            bail!(
+                "config {} appears twice: config names must be unique",
+                config.name
+            );
+        }
+        for knob in config.knob_values()?.keys() {
+            if !crate::knob::BUILTIN_NAMES.contains(&knob.as_str()) && !seen.contains(knob) {
+                let mut known: Vec<String> = crate::knob::BUILTIN_NAMES
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                known.extend(seen.iter().cloned());
+                bail!(
+                    "config {}: unknown knob '{knob}' (known: {}; declare others with [[knob]])",
+                    config.name,
+                    known.join(", ")
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Doc {
+        config: Vec<ConfigSpec>,
+        #[serde(default)]
+        knob: Vec<KnobDecl>,
+    }
+
+    #[test]
+    fn configs_parse_knobs_and_expectations() {
+        let doc: Doc = toml::from_str(
+            r#"
+            [[config]]
+            name = "bus8"
+            bus-width = 8
+            expect.bus_width = 8
+            expect.ext_csd.BUS_WIDTH = 2
+
+            [[config]]
+            name = "bus4"
+            bus-width = 4
+            marker = true
+
+            [[knob]]
+            name = "marker"
+            kind = "command"
+            read = "cat /tmp/m"
+            apply = "echo {value} > /tmp/m"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(doc.config[0].expect.bus_width, Some(8));
+        assert_eq!(doc.config[0].expect.ext_csd["BUS_WIDTH"], 2);
+        let values = doc.config[1].knob_values().unwrap();
+        assert_eq!(values["bus-width"], "4");
+        assert_eq!(values["marker"], "on");
+        validate_configs(&doc.config, &doc.knob).unwrap();
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let doc: Doc = toml::from_str("[[config]]\nname = \"a\"\nbus_width = 8\n").unwrap();
+        let err = validate_configs(&doc.config, &doc.knob)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown knob 'bus_width'") && err.contains("bus-width"),
+            "{err}"
+        );
+        let err = toml::from_str::<Doc>("[[config]]\nname = \"a\"\nexpect.width = 8\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("width"), "{err}");
+        let doc: Doc = toml::from_str(
+            "[[config]]\nname = \"a\"\n[[knob]]\nname = \"k\"\nkind = \"attribute\"\nread = \"x\"\n",
+        )
+        .unwrap();
+        let err = validate_configs(&doc.config, &doc.knob)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs `path"), "{err}");
+        let doc: Doc =
+            toml::from_str("[[config]]\nname = \"a\"\n[[config]]\nname = \"a\"\n").unwrap();
+        assert!(validate_configs(&doc.config, &[]).is_err());
+    }
+}

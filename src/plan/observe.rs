@@ -1,0 +1,183 @@
+//! What the runner reads from the device: the knobs' environment, a config's
+//! expectations (`expect.bus_width = 8`, checked in ios/EXT_CSD before every run), and
+//! what goes into meta.json (identity, ios and EXT_CSD per config).
+
+use super::config::{ConfigSpec, KnobDecl};
+use crate::device::MmcPaths;
+use crate::knob::builtin::{self, KnobEnv};
+use crate::knob::caps::HostCaps;
+use crate::knob::Knob;
+use crate::record::{ConfigMeta, Meta};
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+pub struct Observer {
+    target: String,
+    /// The MMC card behind the target, when it is one.
+    pub env: Option<KnobEnv>,
+    /// Block device name of the target (`mmcblk0`, `loop3`), empty for files.
+    disk: String,
+}
+
+impl Observer {
+    /// Find the card behind `target` when it is an MMC block device; `needs_mmc` makes a
+    /// failed discovery an error (built-in knobs or expectations in the plan).
+    pub fn open(target: &Path, needs_mmc: bool) -> Result<Observer> {
+        use std::os::unix::fs::FileTypeExt;
+        let is_block = std::fs::metadata(target)
+            .map(|m| m.file_type().is_block_device())
+            .unwrap_or(false);
+        let disk = if is_block {
+            target
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let text = target.to_string_lossy().into_owned();
+        let env = if is_block && (disk.starts_with("mmcblk") || needs_mmc) {
+            match crate::device::discover(&text) {
+                Ok(paths) => Some(KnobEnv::new(paths)),
+                Err(err) if needs_mmc => {
+                    return Err(err.context(format!(
+                        "the plan uses built-in knobs or expectations, which need an MMC device \
+                         (/dev/mmcblkN) as --device; {text} is not one"
+                    )))
+                }
+                Err(_) => None,
+            }
+        } else if needs_mmc {
+            bail!(
+                "the plan uses built-in knobs or expectations, which need an MMC block device \
+                 (/dev/mmcblkN) as --device; {text} is not a block device"
+            );
+        } else {
+            None
+        };
+        Ok(Observer {
+            target: text,
+            env,
+            disk,
+        })
+    }
+
+    fn paths(&self) -> Option<&MmcPaths> {
+        self.env.as_ref().map(|e| &e.paths)
+    }
+
+    /// A knob by name: a built-in on this device, or one the plan declares.
+    pub fn knob(&self, name: &str, declared: &[KnobDecl], force: bool) -> Result<Box<dyn Knob>> {
+        if let Some(decl) = declared.iter().find(|d| d.name == name) {
+            return builtin::custom(decl, self.paths(), &self.disk, force);
+        }
+        match &self.env {
+            Some(env) => builtin::resolve(name, env, force),
+            None => bail!(
+                "knob {name} needs an MMC device (/dev/mmcblkN) as --device; {} is not one",
+                self.target
+            ),
+        }
+    }
+
+    pub fn check_expect_possible(&self, config: &ConfigSpec) -> Result<()> {
+        if !config.expect.is_empty() && self.env.is_none() {
+            bail!(
+                "config {}: expect.* needs an MMC device (/dev/mmcblkN) as --device",
+                config.name
+            );
+        }
+        Ok(())
+    }
+
+    /// Check a config's expectations where the kernel reports them.
+    pub fn check_expect(&self, config: &ConfigSpec) -> Result<()> {
+        let expect = &config.expect;
+        if expect.is_empty() {
+            return Ok(());
+        }
+        let Some(env) = &self.env else {
+            return self.check_expect_possible(config);
+        };
+        let mut wrong = Vec::new();
+        if expect.bus_width.is_some() || expect.clock_hz.is_some() || expect.timing.is_some() {
+            let ios = HostCaps::new(&env.paths)
+                .while_active(|| crate::device::ios::read_ios(&env.paths))?;
+            if let Some(want) = expect.bus_width {
+                if u32::from(ios.bus_width_bits) != want {
+                    wrong.push(format!(
+                        "bus width {} bits, expected {want}",
+                        ios.bus_width_bits
+                    ));
+                }
+            }
+            if let Some(want) = expect.clock_hz {
+                if ios.clock_hz != want {
+                    wrong.push(format!("clock {} Hz, expected {want}", ios.clock_hz));
+                }
+            }
+            if let Some(want) = &expect.timing {
+                if &ios.timing != want {
+                    wrong.push(format!("timing '{}', expected '{want}'", ios.timing));
+                }
+            }
+        }
+        if !expect.ext_csd.is_empty() {
+            let (ext_csd, _) = crate::device::ext_csd::read_ext_csd(&env.paths)?;
+            for (field, want) in &expect.ext_csd {
+                match ext_csd.field(field) {
+                    Some(v) if v == *want => {}
+                    Some(v) => wrong.push(format!("EXT_CSD {field} = {v}, expected {want}")),
+                    None => bail!(
+                        "config {}: expect.ext_csd.{field}: no such EXT_CSD field",
+                        config.name
+                    ),
+                }
+            }
+        }
+        if !wrong.is_empty() {
+            bail!(
+                "config {}: the device does not match its expectations: {} (mislabelled data \
+                 is worse than none: stopping before the run)",
+                config.name,
+                wrong.join("; ")
+            );
+        }
+        Ok(())
+    }
+
+    /// ios and EXT_CSD as they are now, for meta.json.
+    pub fn observe_config(&self, meta: &mut ConfigMeta) {
+        let Some(env) = &self.env else { return };
+        if let Ok(ios) =
+            HostCaps::new(&env.paths).while_active(|| crate::device::ios::read_ios(&env.paths))
+        {
+            meta.ios = serde_json::to_value(&ios).unwrap_or_default();
+        }
+        if let Ok((ext_csd, _)) = crate::device::ext_csd::read_ext_csd(&env.paths) {
+            meta.ext_csd_hex = ext_csd.to_hex();
+        }
+    }
+
+    /// Device identity for meta.json.
+    pub fn describe(&self, meta: &mut Meta) {
+        if let Some(env) = &self.env {
+            match crate::device::info_json(&env.paths) {
+                Ok(json) => {
+                    meta.device_summary = crate::device::summary(&json);
+                    meta.device = json;
+                }
+                Err(err) => eprintln!("mmcab: warning: device identity for meta.json: {err:#}"),
+            }
+        } else {
+            meta.device_summary = self.target.clone();
+        }
+    }
+}
+
+/// `mmcab knobs DEVICE`: each built-in knob with its value and availability.
+pub fn list_knobs(device: &str) -> Result<Vec<builtin::KnobStatus>> {
+    let paths = crate::device::discover(device)
+        .with_context(|| format!("mmcab knobs {device}: finding the MMC card"))?;
+    Ok(builtin::status(&KnobEnv::new(paths)))
+}

@@ -1,0 +1,375 @@
+//! Writing the results directory: rows appended and fsynced after every run, so that a
+//! crash, SIGKILL or power cut loses at most the run in progress; `meta.json` replaced
+//! atomically (write, fsync, rename).
+
+use super::{
+    LatencyRow, Meta, RunRow, SeriesRow, GROUP_JOB, LATENCY_CSV, META_JSON, RUNS_CSV, SERIES_CSV,
+};
+use crate::workload::result::{DirectionResult, WorkloadResult};
+use anyhow::{bail, Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where one run sits in the matrix: what the rows of `runs.csv` are keyed by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunKey {
+    pub run: u32,
+    pub label: String,
+    pub config: String,
+    pub workload: String,
+    pub repetition: u32,
+    pub warmup: bool,
+}
+
+#[derive(Debug)]
+pub struct ResultsWriter {
+    dir: PathBuf,
+}
+
+impl ResultsWriter {
+    /// Create a new results directory (it must not exist, or be empty) and write `meta.json`.
+    pub fn create(dir: &Path, meta: &Meta) -> Result<ResultsWriter> {
+        if dir.exists() {
+            let mut entries = std::fs::read_dir(dir)
+                .with_context(|| format!("reading results directory {}", dir.display()))?;
+            if entries.next().is_some() {
+                bail!(
+                    "results directory {} already exists and is not empty: pick another --out, \
+                     or finish it with --resume {}",
+                    dir.display(),
+                    dir.display()
+                );
+            }
+        }
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating results directory {}", dir.display()))?;
+        let writer = ResultsWriter {
+            dir: dir.to_path_buf(),
+        };
+        writer.write_meta(meta)?;
+        Ok(writer)
+    }
+
+    /// Open an interrupted results directory: its `meta.json` and the runs already in
+    /// `runs.csv`. A torn last line is cut off, and series/latency rows of runs that did
+    /// not reach `runs.csv` are dropped, so the run can be repeated cleanly.
+    pub fn resume(dir: &Path) -> Result<(ResultsWriter, Meta, BTreeSet<u32>)> {
+        let meta_path = dir.join(META_JSON);
+        let text = std::fs::read_to_string(&meta_path).with_context(|| {
+            format!(
+                "reading {}: --resume needs a results directory written by `mmcab run`",
+                meta_path.display()
+            )
+        })?;
+        let meta: Meta = serde_json::from_str(&text)
+            .with_context(|| format!("parsing {}", meta_path.display()))?;
+        let runs_path = dir.join(RUNS_CSV);
+        cut_torn_line(&runs_path)?;
+        let rows: Vec<RunRow> = read_rows(&runs_path)?;
+        let finished: BTreeSet<u32> = rows.iter().map(|r| r.run).collect();
+        for name in [SERIES_CSV, LATENCY_CSV] {
+            let path = dir.join(name);
+            cut_torn_line(&path)?;
+        }
+        keep_runs::<SeriesRow>(&dir.join(SERIES_CSV), &finished, |r| r.run)?;
+        keep_runs::<LatencyRow>(&dir.join(LATENCY_CSV), &finished, |r| r.run)?;
+        Ok((
+            ResultsWriter {
+                dir: dir.to_path_buf(),
+            },
+            meta,
+            finished,
+        ))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Replace `meta.json` atomically.
+    pub fn write_meta(&self, meta: &Meta) -> Result<()> {
+        let json = serde_json::to_string_pretty(meta).context("encoding meta.json")?;
+        self.write_file_atomic(META_JSON, json.as_bytes())
+    }
+
+    /// Write (or replace) a small file in the results directory atomically.
+    pub fn write_file_atomic(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        let path = self.dir.join(name);
+        let tmp = self.dir.join(format!(".{name}.tmp"));
+        let mut file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        file.write_all(bytes)
+            .and_then(|_| file.sync_all())
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
+        sync_dir(&self.dir)
+    }
+
+    /// Record one finished run: series and latency first, runs.csv last, each fsynced, so a
+    /// run is in runs.csv only when all its rows are on disk.
+    pub fn append_run(&self, key: &RunKey, result: &WorkloadResult) -> Result<()> {
+        let (runs, series, latency) = rows_for(key, result);
+        append_rows(&self.dir.join(SERIES_CSV), &series)?;
+        append_rows(&self.dir.join(LATENCY_CSV), &latency)?;
+        append_rows(&self.dir.join(RUNS_CSV), &runs)
+    }
+}
+
+/// The rows of one run: per job and direction, then the group ([`GROUP_JOB`]) rows.
+pub fn rows_for(
+    key: &RunKey,
+    result: &WorkloadResult,
+) -> (Vec<RunRow>, Vec<SeriesRow>, Vec<LatencyRow>) {
+    let mut runs = Vec::new();
+    let mut series = Vec::new();
+    let mut latency = Vec::new();
+    let mut add = |job: &str, d: &DirectionResult, verify_errors: u64| {
+        let direction = d.direction.as_str().to_string();
+        runs.push(RunRow {
+            run: key.run,
+            label: key.label.clone(),
+            config: key.config.clone(),
+            workload: key.workload.clone(),
+            repetition: key.repetition,
+            warmup: key.warmup,
+            started_unix_s: result.started_unix_s,
+            job: job.to_string(),
+            direction: direction.clone(),
+            bytes: d.bytes,
+            ops: d.ops,
+            seconds: d.seconds,
+            mb_per_s: d.mb_per_s(),
+            iops: d.iops(),
+            lat_min_us: d.latency.min_us,
+            lat_mean_us: d.latency.mean_us,
+            lat_p50_us: d.latency.p50_us,
+            lat_p90_us: d.latency.p90_us,
+            lat_p99_us: d.latency.p99_us,
+            lat_p99_9_us: d.latency.p99_9_us,
+            lat_max_us: d.latency.max_us,
+            verify_errors,
+        });
+        for (second, bytes) in d.bytes_per_second.iter().enumerate() {
+            series.push(SeriesRow {
+                run: key.run,
+                config: key.config.clone(),
+                workload: key.workload.clone(),
+                job: job.to_string(),
+                direction: direction.clone(),
+                second: second as u32,
+                mb_per_s: *bytes as f64 / 1e6,
+            });
+        }
+        for (percentile, latency_us) in &d.latency_cdf {
+            latency.push(LatencyRow {
+                run: key.run,
+                config: key.config.clone(),
+                workload: key.workload.clone(),
+                job: job.to_string(),
+                direction: direction.clone(),
+                percentile: *percentile,
+                latency_us: *latency_us,
+            });
+        }
+    };
+    let mut verify_total = 0;
+    for job in &result.jobs {
+        let bad = job.verify.as_ref().map(|v| v.bad_blocks).unwrap_or(0);
+        verify_total += bad;
+        for d in &job.directions {
+            add(&job.job, d, bad);
+        }
+    }
+    for d in &result.group {
+        add(GROUP_JOB, d, verify_total);
+    }
+    (runs, series, latency)
+}
+
+/// Append rows to a CSV file (header when the file is new) in one write, then fsync.
+pub fn append_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {} for appending", path.display()))?;
+    let empty = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
+    let mut csv = csv::WriterBuilder::new()
+        .has_headers(empty)
+        .from_writer(Vec::new());
+    for row in rows {
+        csv.serialize(row)
+            .with_context(|| format!("encoding a row of {}", path.display()))?;
+    }
+    let bytes = csv.into_inner().context("encoding CSV")?;
+    file.write_all(&bytes)
+        .and_then(|_| file.sync_data())
+        .with_context(|| format!("appending to {}", path.display()))
+}
+
+/// Read every row of a CSV file; a missing file has none.
+pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut rows = Vec::new();
+    for (i, row) in reader.deserialize().enumerate() {
+        rows.push(row.with_context(|| format!("{}: row {}", path.display(), i + 2))?);
+    }
+    Ok(rows)
+}
+
+/// Cut a last line that has no newline (a write torn by a crash).
+fn cut_torn_line(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    eprintln!(
+        "mmcab: {}: dropping a torn last line ({} bytes) left by the interrupted run",
+        path.display(),
+        bytes.len() - keep
+    );
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    file.set_len(keep as u64)
+        .and_then(|_| file.sync_all())
+        .with_context(|| format!("truncating {}", path.display()))
+}
+
+/// Rewrite a CSV file keeping only the rows of finished runs.
+fn keep_runs<T: Serialize + DeserializeOwned>(
+    path: &Path,
+    finished: &BTreeSet<u32>,
+    run_of: impl Fn(&T) -> u32,
+) -> Result<()> {
+    let rows: Vec<T> = read_rows(path)?;
+    let before = rows.len();
+    let kept: Vec<T> = rows
+        .into_iter()
+        .filter(|r| finished.contains(&run_of(r)))
+        .collect();
+    if kept.len() == before {
+        return Ok(());
+    }
+    let tmp = path.with_extension("csv.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    append_rows(&tmp, &kept)?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("syncing directory {}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::result::{Direction, JobResult, LatencySummary};
+
+    fn result(mb: u64) -> WorkloadResult {
+        let d = DirectionResult {
+            direction: Direction::Read,
+            bytes: mb * 1_000_000,
+            ops: mb * 1000,
+            seconds: 2.0,
+            latency: LatencySummary {
+                min_us: 10.0,
+                mean_us: 20.0,
+                ..Default::default()
+            },
+            bytes_per_second: vec![mb * 500_000, mb * 500_000],
+            latency_cdf: vec![(50.0, 20.0), (99.0, 40.0)],
+        };
+        WorkloadResult {
+            workload: "seq-read".into(),
+            started_unix_s: 1.5,
+            jobs: vec![JobResult {
+                job: "read".into(),
+                directions: vec![d.clone()],
+                verify: None,
+            }],
+            group: vec![d],
+            cpu_seconds: 0.5,
+        }
+    }
+
+    fn key(run: u32) -> RunKey {
+        RunKey {
+            run,
+            label: "L".into(),
+            config: "bus8".into(),
+            workload: "seq-read".into(),
+            repetition: run,
+            warmup: false,
+        }
+    }
+
+    #[test]
+    fn rows_are_appended_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("res");
+        let writer = ResultsWriter::create(&out, &Meta::default()).unwrap();
+        writer.append_run(&key(1), &result(4)).unwrap();
+        writer.append_run(&key(2), &result(8)).unwrap();
+        let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[2].job, "read");
+        assert_eq!(rows[3].job, GROUP_JOB);
+        assert!((rows[3].mb_per_s - 4.0).abs() < 1e-9);
+        assert!((rows[3].iops - 4000.0).abs() < 1e-9);
+        let series: Vec<SeriesRow> = read_rows(&out.join(SERIES_CSV)).unwrap();
+        assert_eq!(series.len(), 8);
+        assert!((series[0].mb_per_s - 2.0).abs() < 1e-9);
+        let text = std::fs::read_to_string(out.join(RUNS_CSV)).unwrap();
+        assert_eq!(text.matches("run,label,config").count(), 1, "one header");
+        assert!(ResultsWriter::create(&out, &Meta::default())
+            .unwrap_err()
+            .to_string()
+            .contains("--resume"));
+    }
+
+    #[test]
+    fn resume_cuts_torn_lines_and_orphan_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("res");
+        let meta = Meta {
+            plan_name: "p".into(),
+            ..Default::default()
+        };
+        let writer = ResultsWriter::create(&out, &meta).unwrap();
+        writer.append_run(&key(1), &result(4)).unwrap();
+        // Run 2 reached series.csv but not runs.csv; runs.csv has a torn line.
+        let (_, series, _) = rows_for(&key(2), &result(4));
+        append_rows(&out.join(SERIES_CSV), &series).unwrap();
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(out.join(RUNS_CSV))
+            .unwrap();
+        f.write_all(b"2,L,bus8,seq-re").unwrap();
+        let (_, meta_back, finished) = ResultsWriter::resume(&out).unwrap();
+        assert_eq!(meta_back.plan_name, "p");
+        assert_eq!(finished.into_iter().collect::<Vec<_>>(), vec![1]);
+        let series: Vec<SeriesRow> = read_rows(&out.join(SERIES_CSV)).unwrap();
+        assert!(series.iter().all(|r| r.run == 1));
+        let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();
+        assert_eq!(rows.len(), 2);
+    }
+}

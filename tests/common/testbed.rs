@@ -1,0 +1,361 @@
+//! Run shell command lines in the emulated-eMMC guest (`testbed/run`) from integration
+//! tests: a real Linux MMC stack (QEMU ast2600-evb, Debian armmp 6.12 or 7.x) with the
+//! static armv7 `mmcab` on PATH and `/out` brought back to the host.
+//!
+//! Use it from any test file in tests/ (no shared `mod.rs`, so each test crate takes only
+//! this module):
+//!
+//! ```ignore
+//! #[path = "common/testbed.rs"]
+//! mod testbed;
+//!
+//! #[test]
+//! fn info_on_8_bit_bus() {
+//!     if !testbed::available() {
+//!         return; // skip line already printed
+//!     }
+//!     let run = testbed::Guest::new("info_8bit")
+//!         .kernel("7")
+//!         .bus_width(8)
+//!         .run("mmcab info --json /dev/mmcblk0 > /out/info.json");
+//!     run.assert_success();
+//!     let info: serde_json::Value = run.out_json("info.json");
+//!     assert_eq!(info["ios"]["bus_width"], 8);
+//! }
+//! ```
+//!
+//! Each boot costs 20-40 s of wall time on 2 cores: put several checks in one command
+//! line (copy what the host should compare into /out) instead of booting per check.
+//! `testbed/run`'s exit status is the guest command's; 124 is the testbed's timeout and
+//! 125 a testbed failure (boot, options, damaged payload), with the reason on stderr.
+#![allow(dead_code)] // each test crate uses a different part of this module
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The repository root (where `testbed/run` lives).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The testbed's cache: `$MMCAB_TESTBED_CACHE` or /var/cache/mmcab-testbed, as testbed/setup.
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("MMCAB_TESTBED_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/mmcab-testbed"))
+}
+
+/// The full kernel release behind an alias of the cache ("6.12" -> "6.12.95+deb12-armmp").
+pub fn kernel_release(alias: &str) -> String {
+    let path = cache_dir().join("kernels").join(alias).join("version");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}: run testbed/setup", path.display()))
+        .trim()
+        .to_string()
+}
+
+/// What is missing for a boot, or None when the cache is complete.
+fn missing_parts() -> Option<String> {
+    let cache = cache_dir();
+    let wanted = [
+        "kernels/6.12/vmlinuz",
+        "kernels/7/vmlinuz",
+        "busybox/busybox",
+    ];
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter(|p| !cache.join(p).exists())
+        .map(|p| cache.join(p).display().to_string())
+        .collect();
+    let qemu = ["/usr/bin/qemu-system-arm", "/usr/bin/fdtput"];
+    let missing: Vec<String> = missing
+        .into_iter()
+        .chain(
+            qemu.iter()
+                .filter(|p| !Path::new(p).exists())
+                .map(|p| p.to_string()),
+        )
+        .collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
+}
+
+/// True when guest tests can run. With `MMCAB_SKIP_TESTBED=1` prints one skip line and
+/// returns false; a missing cache without it fails the test, naming `testbed/setup`.
+pub fn available() -> bool {
+    if std::env::var("MMCAB_SKIP_TESTBED").as_deref() == Ok("1") {
+        // Straight to stderr: libtest's capture would hide it for passing tests.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIP {}: MMCAB_SKIP_TESTBED=1, emulated-eMMC tests not run",
+            std::thread::current().name().unwrap_or("testbed test")
+        );
+        return false;
+    }
+    if let Some(missing) = missing_parts() {
+        panic!(
+            "testbed not set up (missing: {missing}): run testbed/setup as root, \
+             or set MMCAB_SKIP_TESTBED=1 to skip the emulated-eMMC tests"
+        );
+    }
+    true
+}
+
+/// The armv7 mmcab the guest runs: `$MMCAB_TESTBED_MMCAB`, else built once per test
+/// process with testbed/build-armv7 (seconds when warm).
+pub fn mmcab_armv7() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY
+        .get_or_init(|| {
+            if let Some(p) = std::env::var_os("MMCAB_TESTBED_MMCAB") {
+                return PathBuf::from(p);
+            }
+            let script = repo_root().join("testbed/build-armv7");
+            let out = Command::new(&script)
+                .output()
+                .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+            assert!(
+                out.status.success(),
+                "{} failed ({}):\n{}",
+                script.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        })
+        .clone()
+}
+
+/// One boot of the guest, configured like `testbed/run`'s options.
+#[derive(Debug, Clone)]
+pub struct Guest {
+    label: String,
+    kernel: String,
+    bus_width: u8,
+    image_size: Option<String>,
+    image: Option<PathBuf>,
+    throttle_bps: Option<u64>,
+    blkdebug: Option<PathBuf>,
+    timeout: Duration,
+}
+
+impl Guest {
+    /// `label` names the host directory /out is copied to (made unique per call).
+    /// Defaults: kernel 6.12, bus width 4, a fresh 256 MiB image, timeout 300 s.
+    pub fn new(label: &str) -> Guest {
+        Guest {
+            label: label.to_string(),
+            kernel: "6.12".to_string(),
+            bus_width: 4,
+            image_size: None,
+            image: None,
+            throttle_bps: None,
+            blkdebug: None,
+            timeout: Duration::from_secs(300),
+        }
+    }
+    /// "6.12", "7" (the newest 7.x in the cache) or a full release name.
+    pub fn kernel(mut self, kernel: &str) -> Guest {
+        self.kernel = kernel.to_string();
+        self
+    }
+    /// 4 or 8: the eMMC node's `bus-width` in the DTB.
+    pub fn bus_width(mut self, bits: u8) -> Guest {
+        self.bus_width = bits;
+        self
+    }
+    /// Size of the fresh sparse image, as `truncate -s` takes it (a power of two: "64M").
+    pub fn image_size(mut self, size: &str) -> Guest {
+        self.image_size = Some(size.to_string());
+        self
+    }
+    /// Use this image file as the eMMC (written in place) instead of a fresh one.
+    pub fn image(mut self, path: &Path) -> Guest {
+        self.image = Some(path.to_path_buf());
+        self
+    }
+    /// QEMU `throttling.bps-total` on the eMMC drive (bytes per second).
+    pub fn throttle_bps(mut self, bytes_per_s: u64) -> Guest {
+        self.throttle_bps = Some(bytes_per_s);
+        self
+    }
+    /// A QEMU blkdebug rules file (error injection) under the eMMC.
+    pub fn blkdebug(mut self, rules: &Path) -> Guest {
+        self.blkdebug = Some(rules.to_path_buf());
+        self
+    }
+    pub fn timeout(mut self, timeout: Duration) -> Guest {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The `testbed/run` arguments for this boot (without the command line).
+    pub fn args(&self, out_dir: &Path) -> Vec<String> {
+        let mut args = vec![
+            "--kernel".to_string(),
+            self.kernel.clone(),
+            "--bus-width".to_string(),
+            self.bus_width.to_string(),
+            "--timeout".to_string(),
+            self.timeout.as_secs().max(1).to_string(),
+            "--mmcab".to_string(),
+            mmcab_armv7().display().to_string(),
+            "--out".to_string(),
+            out_dir.display().to_string(),
+        ];
+        let mut opt = |name: &str, value: Option<String>| {
+            if let Some(v) = value {
+                args.push(name.to_string());
+                args.push(v);
+            }
+        };
+        opt("--image-size", self.image_size.clone());
+        opt(
+            "--image",
+            self.image.as_ref().map(|p| p.display().to_string()),
+        );
+        opt("--throttle-bps", self.throttle_bps.map(|n| n.to_string()));
+        opt(
+            "--blkdebug",
+            self.blkdebug.as_ref().map(|p| p.display().to_string()),
+        );
+        args
+    }
+
+    /// Boots, runs `command_line` under the guest's /bin/sh and returns what came back.
+    /// Never panics on the guest's status: check it with [`GuestRun::assert_success`] or
+    /// [`GuestRun::status`].
+    pub fn run(&self, command_line: &str) -> GuestRun {
+        static SEQ: AtomicUsize = AtomicUsize::new(0);
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("testbed");
+        // Out dirs of earlier test processes with this label are stale: drop them.
+        let ours = format!("{}-{}-", self.label, std::process::id());
+        for entry in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let label = name.rsplitn(3, '-').nth(2);
+            if label == Some(self.label.as_str()) && !name.starts_with(&ours) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let out_dir = base.join(format!("{ours}{}", SEQ.fetch_add(1, Ordering::Relaxed)));
+        let _ = std::fs::remove_dir_all(&out_dir);
+        let args = self.args(&out_dir);
+        let script = repo_root().join("testbed/run");
+        let started = Instant::now();
+        let out = Command::new(&script)
+            .args(&args)
+            .arg("--")
+            .arg(command_line)
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+        GuestRun {
+            description: format!("testbed/run {} -- {command_line:?}", args.join(" ")),
+            status: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            out_dir,
+            wall: started.elapsed(),
+        }
+    }
+}
+
+/// What one boot brought back.
+#[derive(Debug)]
+pub struct GuestRun {
+    /// The testbed/run invocation, for messages.
+    pub description: String,
+    /// testbed/run's exit status: the guest command's, or 124 (timeout) / 125 (testbed
+    /// failure); None if testbed/run itself died of a signal.
+    pub status: Option<i32>,
+    /// The guest command's stdout, as printed by testbed/run.
+    pub stdout: String,
+    /// The guest command's stderr, followed by testbed/run's own lines (`testbed/run: ...`).
+    pub stderr: String,
+    /// Where the guest's /out was copied (kept after the test for inspection).
+    pub out_dir: PathBuf,
+    /// Host wall time of the whole boot.
+    pub wall: Duration,
+}
+
+impl GuestRun {
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+    /// Everything about the run, for assertion messages.
+    pub fn report(&self) -> String {
+        format!(
+            "{}\nstatus: {:?} after {:.1} s\n--- stdout\n{}--- stderr\n{}--- /out copied to {}",
+            self.description,
+            self.status,
+            self.wall.as_secs_f64(),
+            self.stdout,
+            self.stderr,
+            self.out_dir.display()
+        )
+    }
+    /// Panics with the full report unless the guest command exited 0.
+    pub fn assert_success(&self) -> &GuestRun {
+        assert!(self.success(), "guest command failed:\n{}", self.report());
+        self
+    }
+    /// A file of the guest's /out, as text (panics with the report if missing).
+    pub fn out_text(&self, rel: &str) -> String {
+        let path = self.out_dir.join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (the guest did not write /out/{rel})\n{}",
+                path.display(),
+                self.report()
+            )
+        })
+    }
+    /// A JSON file of the guest's /out.
+    pub fn out_json(&self, rel: &str) -> serde_json::Value {
+        let text = self.out_text(rel);
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("/out/{rel} is not JSON: {e}\n{text}\n{}", self.report()))
+    }
+}
+
+// Parsers for kernel files copied out of the guest, written independently of mmcab's own
+// (a test comparing mmcab with the kernel must not share mmcab's parser).
+
+/// A sysfs/debugfs hex number: "0x0000aa" or "4000014f".
+pub fn parse_hex(s: &str) -> u64 {
+    u64::from_str_radix(s.trim().trim_start_matches("0x"), 16)
+        .unwrap_or_else(|e| panic!("not hex: {s:?}: {e}"))
+}
+
+/// The label in parentheses of a debugfs `ios` line: "bus width:\t3 (8 bits)" -> "8 bits".
+pub fn ios_label(ios: &str, key: &str) -> String {
+    let line = ios
+        .lines()
+        .find(|l| l.split(':').next().map(str::trim) == Some(key))
+        .unwrap_or_else(|| panic!("ios has no {key:?} line:\n{ios}"));
+    let value = line.split_once(':').unwrap().1.trim();
+    match (value.find('('), value.rfind(')')) {
+        (Some(a), Some(b)) => value[a + 1..b].to_string(),
+        _ => value.to_string(),
+    }
+}
+
+/// The bus width in bits from debugfs `ios` ("bus width:\t3 (8 bits)" -> 8).
+pub fn ios_bits(ios: &str) -> u64 {
+    let label = ios_label(ios, "bus width");
+    label
+        .strip_suffix(" bits")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("bus width label {label:?}"))
+}
+
+/// debugfs `ext_csd` (1024 hex digits, byte 0 first) as 512 bytes.
+pub fn hex_bytes(hex: &str) -> Vec<u8> {
+    let hex = hex.trim();
+    assert_eq!(hex.len(), 1024, "EXT_CSD hex is not 512 bytes: {hex}");
+    (0..512)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}

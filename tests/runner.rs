@@ -1,0 +1,393 @@
+//! End-to-end tests of `mmcab run` (the A/B runner) on real loop devices over files in
+//! /dev/shm, with custom knobs whose restore is observable: a real sysfs attribute of the
+//! loop device (`queue/read_ahead_kb`) and a command knob that keeps its state in a file.
+//! Needs root (losetup); the loop devices are detached by a Drop guard.
+
+use mmcab::record::{Meta, RunRow, GROUP_JOB};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
+
+/// A loop device over a 64 MiB file in /dev/shm, detached and deleted on drop.
+struct LoopDevice {
+    dev: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    fn new() -> LoopDevice {
+        let dir = tempfile::Builder::new()
+            .prefix("mmcab-runner-test")
+            .tempdir_in("/dev/shm")
+            .unwrap();
+        let backing = dir.path().join("disk.img");
+        let file = std::fs::File::create(&backing).unwrap();
+        file.set_len(64 << 20).unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&backing)
+            .output()
+            .expect("losetup (util-linux) is needed for these tests");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        LoopDevice { dev, _dir: dir }
+    }
+
+    fn name(&self) -> String {
+        self.dev.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    fn read_ahead_path(&self) -> PathBuf {
+        PathBuf::from(format!("/sys/block/{}/queue/read_ahead_kb", self.name()))
+    }
+
+    fn read_ahead(&self) -> String {
+        std::fs::read_to_string(self.read_ahead_path())
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// A plan with two configs that set both custom knobs, and one short workload.
+fn plan(dir: &Path, marker: &Path, repetitions: u32, runtime: &str) -> PathBuf {
+    let m = marker.display();
+    let text = format!(
+        r#"
+name = "knob-ab"
+repetitions = {repetitions}
+seed = 5
+
+[[knob]]
+name = "read-ahead"
+kind = "attribute"
+path = "/sys/block/{{disk}}/queue/read_ahead_kb"
+
+[[knob]]
+name = "marker"
+kind = "command"
+read = "cat {m}"
+apply = "echo {{value}} > {m}"
+
+[[config]]
+name = "A"
+read-ahead = 256
+marker = "a"
+
+[[config]]
+name = "B"
+read-ahead = 512
+marker = "b"
+
+[[workload]]
+name = "rr"
+[[workload.job]]
+name = "randread"
+rw = "randread"
+bs = "4KiB"
+size = "16MiB"
+runtime = "{runtime}"
+time_based = true
+"#
+    );
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn runs(dir: &Path) -> Vec<RunRow> {
+    let mut reader = csv::Reader::from_path(dir.join("runs.csv")).unwrap();
+    reader.deserialize().map(|r| r.unwrap()).collect()
+}
+
+fn group_runs(dir: &Path) -> BTreeMap<u32, RunRow> {
+    let mut out = BTreeMap::new();
+    for row in runs(dir).into_iter().filter(|r| r.job == GROUP_JOB) {
+        assert!(out.insert(row.run, row).is_none(), "a run recorded twice");
+    }
+    out
+}
+
+#[test]
+fn dry_run_prints_the_interleaved_matrix_without_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let plan = plan(dir.path(), &marker, 2, "100ms");
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&plan)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("2 config(s) x 1 workload(s) x 2 repetition(s) = 4 runs"),
+        "{text}"
+    );
+    let order: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(order, ["A", "B", "A", "B"]);
+    assert!(!marker.exists(), "--dry-run ran a knob command");
+}
+
+#[test]
+fn a_full_run_records_every_run_and_restores_knobs() {
+    let dev = LoopDevice::new();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    std::fs::write(&marker, "orig\n").unwrap();
+    let before = dev.read_ahead();
+    let plan = plan(dir.path(), &marker, 2, "100ms");
+    let out_dir = dir.path().join("res");
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&plan)
+        .arg("--device")
+        .arg(&dev.dev)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--label")
+        .arg("loop-test")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let groups = group_runs(&out_dir);
+    assert_eq!(groups.keys().copied().collect::<Vec<_>>(), [1, 2, 3, 4]);
+    let configs: Vec<&str> = groups.values().map(|r| r.config.as_str()).collect();
+    assert_eq!(configs, ["A", "B", "A", "B"], "interleaved");
+    assert!(groups
+        .values()
+        .all(|r| r.label == "loop-test" && r.iops > 0.0 && r.bytes > 0));
+    assert_eq!(dev.read_ahead(), before, "read_ahead_kb restored");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
+    let meta: Meta =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
+    assert!(meta.finished_unix_s.is_some());
+    assert_eq!(meta.configs[1].knobs["read-ahead"], "512");
+    assert_eq!(meta.label, "loop-test");
+    assert_eq!(meta.plan_sha256.len(), 64);
+    let restore = std::fs::read_to_string(out_dir.join("restore.sh")).unwrap();
+    assert!(
+        restore.contains(&format!(
+            "echo {before} > {}",
+            dev.read_ahead_path().display()
+        )),
+        "{restore}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mean_mb_per_s"));
+}
+
+/// Start a run, wait until `finished` runs are in runs.csv, send `signals`, wait for exit.
+fn interrupt(
+    plan: &Path,
+    dev: &LoopDevice,
+    out_dir: &Path,
+    finished: usize,
+    signals: &[nix::sys::signal::Signal],
+) -> i32 {
+    let mut child = Command::new(MMCAB)
+        .arg("run")
+        .arg(plan)
+        .arg("--device")
+        .arg(&dev.dev)
+        .arg("--out")
+        .arg(out_dir)
+        .args(["--scale-down", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let done = std::fs::read_to_string(out_dir.join("runs.csv"))
+            .map(|t| t.lines().filter(|l| l.contains(",all,")).count())
+            .unwrap_or(0);
+        if done >= finished {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "runs did not start"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "mmcab exited before the signal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    for signal in signals {
+        nix::sys::signal::kill(pid, *signal).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--resume"), "{stderr}");
+    out.status
+        .code()
+        .expect("mmcab handled the signal and exited")
+}
+
+#[test]
+fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
+    let dev = LoopDevice::new();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    std::fs::write(&marker, "orig\n").unwrap();
+    let before = dev.read_ahead();
+    let plan = plan(dir.path(), &marker, 4, "300ms");
+    let out_dir = dir.path().join("res");
+    let code = interrupt(
+        &plan,
+        &dev,
+        &out_dir,
+        2,
+        &[nix::sys::signal::Signal::SIGTERM],
+    );
+    assert_eq!(code, 128 + 15);
+    assert_eq!(
+        dev.read_ahead(),
+        before,
+        "read_ahead_kb restored after SIGTERM"
+    );
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
+    let first = group_runs(&out_dir);
+    assert!(first.len() >= 2 && first.len() < 8, "{} runs", first.len());
+    assert_eq!(
+        first.keys().copied().collect::<Vec<_>>(),
+        (1..=first.len() as u32).collect::<Vec<_>>()
+    );
+
+    let refused = Command::new(MMCAB)
+        .args(["run", "--scale-down", "4", "--resume"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--scale-down 4 differs"));
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg("--resume")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{} of 8 runs done", first.len())),
+        "{stderr}"
+    );
+    let all = group_runs(&out_dir);
+    assert_eq!(
+        all.keys().copied().collect::<Vec<_>>(),
+        (1..=8).collect::<Vec<_>>()
+    );
+    for (run, row) in &first {
+        assert_eq!(
+            all[run].started_unix_s, row.started_unix_s,
+            "run {run} was repeated"
+        );
+    }
+    assert_eq!(dev.read_ahead(), before);
+    let meta: Meta =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
+    assert!(meta.finished_unix_s.is_some());
+    assert_eq!(meta.scale_down, Some(2), "kept across --resume");
+}
+
+#[test]
+fn a_second_ctrl_c_does_not_skip_restore() {
+    use nix::sys::signal::Signal::SIGINT;
+    let dev = LoopDevice::new();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    std::fs::write(&marker, "orig\n").unwrap();
+    let before = dev.read_ahead();
+    let plan = plan(dir.path(), &marker, 4, "300ms");
+    let code = interrupt(
+        &plan,
+        &dev,
+        &dir.path().join("res"),
+        1,
+        &[SIGINT, SIGINT, SIGINT],
+    );
+    assert_eq!(code, 128 + 2);
+    assert_eq!(dev.read_ahead(), before);
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
+}
+
+#[test]
+fn a_knob_that_does_not_take_stops_before_any_io() {
+    let dev = LoopDevice::new();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::write(&state, "orig\n").unwrap();
+    let s = state.display();
+    // apply writes something else than asked: verification must catch it.
+    let text = format!(
+        r#"
+name = "liar"
+[[knob]]
+name = "liar"
+kind = "command"
+read = "cat {s}"
+apply = "echo wrong > {s}"
+restore = "echo {{value}} > {s}"
+[[config]]
+name = "A"
+liar = "right"
+[[workload]]
+name = "r"
+[[workload.job]]
+name = "r"
+rw = "read"
+size = "1MiB"
+"#
+    );
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(&plan, text).unwrap();
+    let out_dir = dir.path().join("res");
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&plan)
+        .arg("--device")
+        .arg(&dev.dev)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("mislabelled") && stderr.contains("wrong"),
+        "{stderr}"
+    );
+    assert!(!out_dir.join("runs.csv").exists(), "a run happened");
+    assert_eq!(
+        std::fs::read_to_string(&state).unwrap().trim(),
+        "orig",
+        "restored"
+    );
+}
