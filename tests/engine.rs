@@ -268,6 +268,7 @@ offset = "1M"
 size = "1M"
 numjobs = 2
 offset_increment = "1M"
+pattern = "zeros"
 [[workload]]
 name = "rand"
 [[workload.job]]
@@ -295,10 +296,8 @@ time_based = true
         "write outside the regions at byte {:?}",
         stray.map(|s| s.0)
     );
-    // Sequential writes covered their regions completely.
-    assert!(data[MIB as usize..3 * MIB as usize]
-        .chunks(512)
-        .all(|c| c.iter().any(|&b| b != CANARY)));
+    // The sequential writers covered their regions completely, with zeros.
+    assert!(data[MIB as usize..3 * MIB as usize].iter().all(|&b| b == 0));
 }
 
 #[test]
@@ -316,12 +315,26 @@ rw = "randwrite"
 size = "2M"
 offset = "1M"
 direct = false
+fsync = 8
+end_fsync = true
+[[workload]]
+name = "u"
+[[workload.job]]
+name = "u"
+rw = "randwrite"
+size = "2M"
+direct = false
+engine = "io_uring"
+iodepth = 8
+fsync = 5
+end_fsync = true
 "#;
     let v = run_json(plan, &file, &[]);
     assert_eq!(
         u(&dir_of(job(workload(&v, "w"), "w"), "write")["bytes"]),
         2 * MIB
     );
+    assert_eq!(u(&dir_of(job(workload(&v, "u"), "u"), "write")["ops"]), 512);
     assert_eq!(
         fs::metadata(&file).unwrap().len(),
         3 * MIB,
@@ -591,4 +604,27 @@ fn the_seed_workload_files_run_scaled_down() {
             }
         }
     }
+}
+
+#[test]
+fn ramp_time_is_run_but_not_measured() {
+    let dev = LoopDev::new(8 * MIB, 0);
+    let plan = r#"
+name = "ramp"
+[[workload]]
+name = "ramp"
+[[workload.job]]
+name = "r"
+rw = "randread"
+ramp_time = "2s"
+runtime = "300ms"
+time_based = true
+"#;
+    let v = run_json(plan, &dev.dev, &[]);
+    let r = dir_of(job(workload(&v, "ramp"), "r"), "read");
+    let seconds = r["seconds"].as_f64().unwrap();
+    // Measured: the 0.3 s after the ramp, not the 2.3 s of the whole run.
+    assert!(seconds > 0.2 && seconds < 1.5, "{seconds}");
+    assert_eq!(r["bytes_per_second"].as_array().unwrap().len(), 1);
+    assert!(u(&r["ops"]) > 0);
 }

@@ -135,76 +135,187 @@ pub fn to_json(results: &[WorkloadResult]) -> serde_json::Value {
     serde_json::json!({ "workloads": workloads })
 }
 
-fn row(out: &mut dyn Write, workload: &str, job: &str, d: &DirectionResult) -> std::io::Result<()> {
+fn row(workload: &str, job: &str, d: &DirectionResult) -> Vec<String> {
     let l = &d.latency;
-    writeln!(
-        out,
-        "{workload:<16} {job:<14} {:<5} {:>9.2} {:>10.0} {:>9.0} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1}",
-        d.direction.as_str(),
-        d.mb_per_s(),
-        d.mb_per_s() * 1e6 / 1024.0,
-        d.iops(),
-        l.min_us,
-        l.mean_us,
-        l.p50_us,
-        l.p90_us,
-        l.p99_us,
-        l.p99_9_us,
-        l.max_us
-    )
+    let iops = d.iops();
+    let mut cells = vec![
+        workload.to_string(),
+        job.to_string(),
+        d.direction.as_str().to_string(),
+        format!("{:.2}", d.mb_per_s()),
+        format!("{:.0}", d.mb_per_s() * 1e6 / 1024.0),
+        if iops < 100.0 {
+            format!("{iops:.1}")
+        } else {
+            format!("{iops:.0}")
+        },
+    ];
+    for us in [
+        l.min_us, l.mean_us, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us,
+    ] {
+        cells.push(format!("{us:.1}"));
+    }
+    cells
 }
 
-fn verify_lines(out: &mut dyn Write, j: &JobResult) -> std::io::Result<()> {
+fn verify_lines(lines: &mut Vec<String>, j: &JobResult) {
     if let Some(v) = &j.verify {
-        writeln!(
-            out,
+        lines.push(format!(
             "  verify {}: {} blocks checked, {} bad",
             j.job, v.blocks_checked, v.bad_blocks
-        )?;
+        ));
         for (offset, what) in &v.first_bad {
-            writeln!(
-                out,
+            lines.push(format!(
                 "    bad block at offset {offset} ({offset:#x}): {what}"
-            )?;
+            ));
         }
     }
-    Ok(())
 }
 
-/// One line per workload, job and direction; `all` is the group of all jobs (fio's
-/// group reporting, "sum of all throughputs"). MB/s is 10^6 B/s, KiB/s is 1024 B/s.
+/// One line per workload, job and direction; `all` is the group of all jobs of a
+/// direction (fio's group reporting, "sum of all throughputs"), shown when more than one
+/// job has that direction. MB/s is 10^6 B/s, KiB/s is 1024 B/s.
 pub fn print_table(out: &mut dyn Write, results: &[WorkloadResult]) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{:<16} {:<14} {:<5} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
-        "workload",
-        "job",
-        "dir",
-        "MB/s",
-        "KiB/s",
-        "IOPS",
-        "min_us",
-        "mean_us",
-        "p50_us",
-        "p90_us",
-        "p99_us",
-        "p99.9_us",
-        "max_us"
-    )?;
+    const HEADER: [&str; 13] = [
+        "workload", "job", "dir", "MB/s", "KiB/s", "IOPS", "min_us", "mean_us", "p50_us", "p90_us",
+        "p99_us", "p99.9_us", "max_us",
+    ];
+    let mut rows: Vec<Vec<String>> = vec![HEADER.iter().map(|h| h.to_string()).collect()];
+    let mut notes: Vec<(usize, Vec<String>)> = Vec::new();
     for w in results {
         for j in &w.jobs {
             for d in &j.directions {
-                row(out, &w.workload, &j.job, d)?;
+                rows.push(row(&w.workload, &j.job, d));
             }
         }
-        if w.jobs.len() > 1 {
-            for d in &w.group {
-                row(out, &w.workload, crate::record::GROUP_JOB, d)?;
+        for d in &w.group {
+            let jobs_with_it = w
+                .jobs
+                .iter()
+                .filter(|j| j.directions.iter().any(|x| x.direction == d.direction))
+                .count();
+            if jobs_with_it > 1 {
+                rows.push(row(&w.workload, crate::record::GROUP_JOB, d));
             }
         }
+        let mut lines = Vec::new();
         for j in &w.jobs {
-            verify_lines(out, j)?;
+            verify_lines(&mut lines, j);
+        }
+        if !lines.is_empty() {
+            notes.push((rows.len(), lines));
+        }
+    }
+    let mut widths = [0usize; 13];
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let mut notes = notes.into_iter().peekable();
+    for (i, r) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (c, (cell, w)) in r.iter().zip(widths).enumerate() {
+            if c > 0 {
+                line.push(' ');
+            }
+            if c < 3 {
+                line.push_str(&format!("{cell:<w$}"));
+            } else {
+                line.push_str(&format!("{cell:>w$}"));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+        while notes.peek().is_some_and(|(after, _)| *after == i + 1) {
+            if let Some((_, lines)) = notes.next() {
+                for l in lines {
+                    writeln!(out, "{l}")?;
+                }
+            }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::result::{Direction, LatencySummary, VerifyReport};
+
+    fn dir(direction: Direction, bytes: u64) -> DirectionResult {
+        DirectionResult {
+            direction,
+            bytes,
+            ops: bytes / 4096,
+            seconds: 2.0,
+            latency: LatencySummary {
+                min_us: 1.0,
+                max_us: 1234567.8,
+                ..Default::default()
+            },
+            bytes_per_second: vec![bytes / 2, bytes / 2],
+            latency_cdf: vec![],
+        }
+    }
+
+    #[test]
+    fn table_aligns_groups_only_shared_directions_and_lists_bad_blocks() {
+        let w = WorkloadResult {
+            workload: "short-reads-long-write".into(),
+            started_unix_s: 0.0,
+            jobs: vec![
+                JobResult {
+                    job: "r.0".into(),
+                    directions: vec![dir(Direction::Read, 4_096_000)],
+                    verify: None,
+                },
+                JobResult {
+                    job: "r.1".into(),
+                    directions: vec![dir(Direction::Read, 4_096_000)],
+                    verify: None,
+                },
+                JobResult {
+                    job: "w".into(),
+                    directions: vec![dir(Direction::Write, 8_192_000)],
+                    verify: Some(VerifyReport {
+                        blocks_checked: 2000,
+                        bad_blocks: 1,
+                        first_bad: vec![(8192, "checksum mismatch".into())],
+                    }),
+                },
+            ],
+            group: vec![
+                dir(Direction::Read, 8_192_000),
+                dir(Direction::Write, 8_192_000),
+            ],
+            cpu_seconds: 0.1,
+        };
+        let mut out = Vec::new();
+        print_table(&mut out, &[w]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 7, "{text}");
+        assert!(
+            lines[3].starts_with("short-reads-long-write w   write 4.10"),
+            "{text}"
+        );
+        assert!(
+            lines[4].contains(" all ") && lines[4].contains("read"),
+            "{text}"
+        );
+        assert_eq!(
+            lines.iter().filter(|l| l.contains(" all ")).count(),
+            1,
+            "{text}"
+        );
+        assert!(lines[5].contains("verify w: 2000 blocks checked, 1 bad"));
+        assert!(lines[6].contains("bad block at offset 8192 (0x2000): checksum mismatch"));
+        // Every table line has its MB/s column ending at the same place.
+        let end = lines[0].find("MB/s").unwrap() + 4;
+        for l in &lines[1..5] {
+            assert!(l[..end].ends_with(|c: char| c.is_ascii_digit()), "{l}");
+        }
+        let json = to_json(&[]);
+        assert_eq!(json["workloads"].as_array().unwrap().len(), 0);
+    }
 }

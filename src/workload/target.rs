@@ -340,6 +340,25 @@ mod tests {
     }
 
     #[test]
+    fn holders_of_the_device_and_its_partitions_are_named() {
+        // A sysfs-shaped directory: disk "fake0" with partition "fake0p1" held by dm-3.
+        let sys = tempfile::tempdir_in("/dev/shm").unwrap();
+        let disk = sys.path().join("fake0");
+        fs::create_dir_all(disk.join("holders")).unwrap();
+        fs::create_dir_all(disk.join("fake0p1/holders/dm-3")).unwrap();
+        fs::write(disk.join("fake0p1/partition"), "1\n").unwrap();
+        fs::write(disk.join("fake0p1/dev"), "4095:1048575\n").unwrap();
+        let users = block_device_users(Path::new("/dev/fake0"), &disk, "4095:1048574").unwrap();
+        let users = users.expect("the partition's holder");
+        assert!(users.contains("/dev/fake0p1 is held by dm-3"), "{users}");
+        fs::remove_dir(disk.join("fake0p1/holders/dm-3")).unwrap();
+        assert_eq!(
+            block_device_users(Path::new("/dev/fake0"), &disk, "4095:1048574").unwrap(),
+            None
+        );
+    }
+
+    #[test]
     fn missing_file_in_missing_directory_is_explained() {
         let err = Target::open(Path::new("/nonexistent-dir-mmcab/f"), false).unwrap_err();
         assert!(
