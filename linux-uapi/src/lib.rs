@@ -10,6 +10,8 @@
 //!   `include/linux/mmc/core.h`, transcribed by hand (not a uapi header).
 //! - [`mmc_proto`]: command opcodes, CMD6 argument fields and R1 status bits from the
 //!   kernel-internal `include/linux/mmc/mmc.h`, transcribed by hand.
+//! - [`uring`]: a safe io_uring ring that owns the buffers it hands to the kernel (the
+//!   `unsafe` of mmcab's io_uring engine lives there). It needs `std`; the rest is `no_std`.
 //!
 //! The struct layout is checked at compile time (size 72, every field offset) for
 //! whatever target is being built: x86_64 on the host, armv7 in the cross build.
@@ -28,6 +30,7 @@ pub mod mmc_ioctl {
 
 pub mod mmc_core;
 pub mod mmc_proto;
+pub mod uring;
 
 pub use mmc_ioctl::{mmc_ioc_cmd, mmc_ioc_multi_cmd, MMC_IOC_MAX_BYTES, MMC_IOC_MAX_CMDS};
 

@@ -3,17 +3,18 @@
 //! submit+wait syscall per batch and no allocation per I/O. Latency is taken per I/O
 //! from its submit batch to the reap that saw it (two clock reads per batch).
 //!
-//! This file holds the only `unsafe` of the engine: handing buffers to the kernel.
+//! The buffers, the submissions and the waiting for in-flight I/O belong to
+//! [`linux_uapi::uring::Ring`], which keeps the `unsafe` of handing memory to the kernel
+//! out of this crate: this file is safe code.
 
-use super::buffer::{fill_pattern, AlignedBuf};
+use super::buffer::{fill_pattern, BUFFER_ALIGN};
 use super::job::CloneIo;
 use super::measure::Recorder;
 use super::offsets::OffsetGen;
 use super::result::Direction;
 use super::spec::Pattern;
 use anyhow::{anyhow, Result};
-use io_uring::{opcode, squeue, types, IoUring};
-use std::os::fd::AsRawFd;
+use linux_uapi::uring::Ring;
 use std::time::Instant;
 
 #[derive(Clone, Copy)]
@@ -24,14 +25,12 @@ struct Slot {
 }
 
 pub struct UringEngine {
-    ring: IoUring,
+    /// Ring slots 0..depth are read buffers, depth..2*depth write buffers when the job
+    /// does both (reads must not overwrite the pattern); otherwise slots 0..depth.
+    ring: Ring,
     depth: usize,
     bs: usize,
-    /// Read buffers (slots 0..depth), then write buffers when the job does both.
-    bufs: AlignedBuf,
     separate_write_bufs: bool,
-    fixed_buffers: bool,
-    fixed_file: bool,
     slots: Vec<Slot>,
     free: Vec<u16>,
     just_queued: Vec<u16>,
@@ -59,40 +58,35 @@ impl UringEngine {
         seed: u64,
     ) -> Result<UringEngine> {
         let depth = depth as usize;
-        // A plain ring, as fio 3.33 sets it up. SINGLE_ISSUER + DEFER_TASKRUN (6.1+)
-        // measured no better on a loop device (runs spread too widely to tell) and
-        // would leave completions unprocessed until the next wait.
-        let ring = IoUring::new(depth as u32).map_err(unavailable)?;
         let separate_write_bufs = reads && writes;
         let nbufs = if separate_write_bufs {
             2 * depth
         } else {
             depth
         };
-        let mut bufs = AlignedBuf::new(nbufs * bs, align);
+        // A plain ring, as fio 3.33 sets it up. SINGLE_ISSUER + DEFER_TASKRUN (6.1+)
+        // measured no better on a loop device (runs spread too widely to tell) and
+        // would leave completions unprocessed until the next wait.
+        let mut ring =
+            Ring::new(file, depth as u32, nbufs, bs, align.max(BUFFER_ALIGN)).map_err(|e| {
+                if e.raw_os_error().is_some() {
+                    unavailable(e)
+                } else {
+                    anyhow!("io_uring engine with iodepth {depth} and bs {bs}: {e}")
+                }
+            })?;
         if writes {
             let from = if separate_write_bufs { depth * bs } else { 0 };
-            fill_pattern(&mut bufs.as_mut_slice()[from..], pattern, seed);
+            let area = ring
+                .area_mut()
+                .ok_or_else(|| anyhow!("a new io_uring ring has I/O in flight"))?;
+            fill_pattern(&mut area[from..], pattern, seed);
         }
-        let area = bufs.as_mut_slice();
-        let iovec = libc::iovec {
-            iov_base: area.as_mut_ptr().cast(),
-            iov_len: area.len(),
-        };
-        // SAFETY: the iovec covers `bufs`, which this engine owns and keeps alive (and
-        // never reallocates) for as long as the ring, to which it is registered, exists;
-        // the ring is dropped first (field order) and drained before every return.
-        let fixed_buffers =
-            area.len() <= 1 << 30 && unsafe { ring.submitter().register_buffers(&[iovec]) }.is_ok();
-        let fixed_file = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
         Ok(UringEngine {
             ring,
             depth,
             bs,
-            bufs,
             separate_write_bufs,
-            fixed_buffers,
-            fixed_file,
             slots: vec![
                 Slot {
                     direction: Direction::Read,
@@ -106,47 +100,36 @@ impl UringEngine {
         })
     }
 
-    fn entry(
-        &mut self,
-        io: &CloneIo<'_>,
-        slot: u16,
-        direction: Direction,
-        offset: u64,
-    ) -> squeue::Entry {
-        let index = if direction == Direction::Write && self.separate_write_bufs {
+    /// The ring slot whose buffer an I/O of `direction` on engine slot `slot` uses.
+    fn ring_slot(&self, slot: u16, direction: Direction) -> usize {
+        if direction == Direction::Write && self.separate_write_bufs {
             self.depth + slot as usize
         } else {
             slot as usize
-        };
-        let bs = self.bs;
-        let buf = &mut self.bufs.as_mut_slice()[index * bs..(index + 1) * bs];
-        let ptr = buf.as_mut_ptr();
-        let len = bs as u32;
-        let raw_fd = io.file.as_raw_fd();
-        macro_rules! build {
-            ($fd:expr) => {
-                match (direction, self.fixed_buffers) {
-                    (Direction::Read, true) => opcode::ReadFixed::new($fd, ptr, len, 0)
-                        .offset(offset)
-                        .build(),
-                    (Direction::Write, true) => opcode::WriteFixed::new($fd, ptr, len, 0)
-                        .offset(offset)
-                        .build(),
-                    (Direction::Read, false) => {
-                        opcode::Read::new($fd, ptr, len).offset(offset).build()
-                    }
-                    (Direction::Write, false) => {
-                        opcode::Write::new($fd, ptr, len).offset(offset).build()
-                    }
-                }
-            };
         }
-        let e = if self.fixed_file {
-            build!(types::Fixed(0))
-        } else {
-            build!(types::Fd(raw_fd))
+    }
+
+    /// Prepare (writes) and queue one I/O on engine slot `slot`.
+    fn queue(
+        &mut self,
+        io: &mut CloneIo<'_>,
+        slot: u16,
+        direction: Direction,
+        offset: u64,
+    ) -> Result<()> {
+        let index = self.ring_slot(slot, direction);
+        let len = self.bs as u32;
+        let pushed = match direction {
+            Direction::Read => self.ring.push_read(index, offset, len, slot as u64),
+            Direction::Write => match self.ring.slot_mut(index) {
+                Some(block) => {
+                    io.writer.prepare(block, offset);
+                    self.ring.push_write(index, offset, len, slot as u64)
+                }
+                None => Err(linux_uapi::uring::PushError::SlotInFlight),
+            },
         };
-        e.user_data(slot as u64)
+        pushed.map_err(|e| anyhow!("job '{}': io_uring engine slot {slot}: {e}", io.name))
     }
 
     /// Issue the generator's I/Os, keeping `iodepth` in flight, until it is done, the
@@ -176,25 +159,13 @@ impl UringEngine {
                         break;
                     };
                     let slot = self.free.pop().expect("a free slot while below iodepth");
-                    if direction == Direction::Write {
-                        let index = if self.separate_write_bufs {
-                            self.depth + slot as usize
-                        } else {
-                            slot as usize
-                        };
-                        let block =
-                            &mut self.bufs.as_mut_slice()[index * self.bs..(index + 1) * self.bs];
-                        io.writer.prepare(block, offset);
+                    if let Err(e) = self.queue(io, slot, direction, offset) {
+                        self.free.push(slot);
+                        failure = Some(e);
+                        break;
                     }
-                    let entry = self.entry(io, slot, direction, offset);
                     self.slots[slot as usize].direction = direction;
                     self.slots[slot as usize].offset = offset;
-                    // SAFETY: the entry points into `self.bufs` (slot `slot`, not in
-                    // flight: it came from the free list) which outlives the I/O: every
-                    // path out of this function first waits for all in-flight I/O.
-                    // The queue has room: at most `depth` entries are ever in flight.
-                    unsafe { self.ring.submission().push(&entry) }
-                        .expect("submission queue sized to iodepth");
                     self.just_queued.push(slot);
                     inflight += 1;
                 }
@@ -221,9 +192,8 @@ impl UringEngine {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
                 Err(e) => {
-                    // Cannot reap, so the kernel may still write into the buffers: leak
-                    // them rather than free memory that is in use, and stop.
-                    std::mem::forget(std::mem::replace(&mut self.bufs, AlignedBuf::new(0, 0)));
+                    // Cannot reap: the ring keeps its buffers until the kernel is done
+                    // with them (its drop waits, or leaks them if it cannot).
                     return Err(anyhow!(
                         "job '{}': io_uring_enter failed with {inflight} I/Os in flight: {e}",
                         io.name
@@ -231,12 +201,14 @@ impl UringEngine {
                 }
             }
             let done = Instant::now();
-            for cqe in self.ring.completion() {
-                let slot = cqe.user_data() as u16;
-                let s = self.slots[slot as usize];
-                self.free.push(slot);
+            let slots = &self.slots;
+            let free = &mut self.free;
+            self.ring.reap(|c, buf| {
+                let slot = c.user_data as u16;
+                let s = slots[slot as usize];
+                free.push(slot);
                 inflight -= 1;
-                let res = cqe.result();
+                let res = c.result;
                 if res < 0 {
                     if failure.is_none() {
                         failure = Some(io.io_error(
@@ -245,13 +217,13 @@ impl UringEngine {
                             std::io::Error::from_raw_os_error(-res),
                         ));
                     }
-                    continue;
+                    return;
                 }
                 if res as u64 != bs {
                     if failure.is_none() {
                         failure = Some(io.short_io(s.direction, s.offset, res as u64));
                     }
-                    continue;
+                    return;
                 }
                 rec.record(
                     s.direction,
@@ -262,9 +234,7 @@ impl UringEngine {
                 match s.direction {
                     Direction::Read => {
                         if io.checker.enabled {
-                            let b = &self.bufs.as_slice()
-                                [slot as usize * self.bs..(slot as usize + 1) * self.bs];
-                            io.checker.check(b, s.offset, None);
+                            io.checker.check(buf, s.offset, None);
                         }
                     }
                     Direction::Write => {
@@ -273,7 +243,7 @@ impl UringEngine {
                         }
                     }
                 }
-            }
+            });
             if let Some(deadline) = io.deadline {
                 if done >= deadline {
                     exhausted = true;
