@@ -2,6 +2,10 @@
 //! files in /dev/shm. Needs root. Every loop device and mount is undone in Drop, also
 //! when a test fails. Nothing here touches the machine's disks.
 
+#[path = "common/loop_device.rs"]
+mod loop_device;
+
+use loop_device::LoopDevice;
 use serde_json::Value;
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -10,60 +14,15 @@ use std::process::{Command, Output};
 
 const MIB: u64 = 1 << 20;
 
-/// A loop device over a file in /dev/shm; detached (and the file removed) on drop.
-struct LoopDev {
-    dev: PathBuf,
-    backing: tempfile::NamedTempFile,
-}
-
-impl LoopDev {
-    /// `size` bytes, every byte `fill`.
-    fn new(size: u64, fill: u8) -> LoopDev {
-        let backing = tempfile::Builder::new()
-            .prefix("mmcab-engine-test.")
-            .tempfile_in("/dev/shm")
-            .expect("temp file in /dev/shm");
-        let chunk = vec![fill; MIB as usize];
-        let mut at = 0;
-        while at < size {
-            let n = (size - at).min(MIB) as usize;
-            backing.as_file().write_all_at(&chunk[..n], at).unwrap();
-            at += n as u64;
-        }
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(backing.path())
-            .output()
-            .expect("losetup (util-linux) must be installed");
-        assert!(
-            out.status.success(),
-            "losetup failed (root needed): {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        LoopDev { dev, backing }
-    }
-
-    fn contents(&self) -> Vec<u8> {
-        fs::read(self.backing.path()).unwrap()
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
-}
-
 /// ext4 on a loop device, mounted in a temp dir under /dev/shm; unmounted on drop.
 struct Mounted {
     dir: tempfile::TempDir,
-    loopdev: LoopDev,
+    loopdev: LoopDevice,
 }
 
 impl Mounted {
     fn new(size: u64) -> Mounted {
-        let loopdev = LoopDev::new(size, 0);
+        let loopdev = LoopDevice::new(size);
         let ok = Command::new("mkfs.ext4")
             .args(["-q", "-F"])
             .arg(&loopdev.dev)
@@ -158,7 +117,7 @@ fn u(v: &Value) -> u64 {
 
 #[test]
 fn every_rw_mode_on_both_engines() {
-    let dev = LoopDev::new(32 * MIB, 0);
+    let dev = LoopDevice::new(32 * MIB);
     let mut plan = String::from("name = \"modes\"\n");
     for engine in ["sync", "io_uring"] {
         let depth = if engine == "sync" { 1 } else { 8 };
@@ -205,7 +164,7 @@ fn every_rw_mode_on_both_engines() {
 
 #[test]
 fn numjobs_and_mixed_jobs_group_per_direction() {
-    let dev = LoopDev::new(32 * MIB, 0);
+    let dev = LoopDevice::new(32 * MIB);
     let plan = r#"
 name = "mixed"
 [[workload]]
@@ -255,7 +214,7 @@ iodepth = 4
 #[test]
 fn io_stays_inside_its_region() {
     const CANARY: u8 = 0xa5;
-    let dev = LoopDev::new(16 * MIB, CANARY);
+    let dev = LoopDevice::filled(16 * MIB, CANARY);
     let plan = r#"
 name = "regions"
 [[workload]]
@@ -376,7 +335,7 @@ size = "1M"
 
 #[test]
 fn iozone_mode_touches_every_record_once() {
-    let dev = LoopDev::new(8 * MIB, 0);
+    let dev = LoopDevice::new(8 * MIB);
     let plan = r#"
 name = "iz"
 [[workload]]
@@ -411,7 +370,7 @@ end_fsync = true
 
 #[test]
 fn verify_reports_a_block_corrupted_behind_our_back() {
-    let dev = LoopDev::new(16 * MIB, 0);
+    let dev = LoopDevice::new(16 * MIB);
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let plan = write_plan(
         dir.path(),
@@ -482,7 +441,7 @@ verify = true
 
 #[test]
 fn writes_need_allow_write_and_mounted_devices_are_refused() {
-    let dev = LoopDev::new(8 * MIB, 0);
+    let dev = LoopDevice::new(8 * MIB);
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let plan = write_plan(
         dir.path(),
@@ -532,7 +491,7 @@ fn writes_need_allow_write_and_mounted_devices_are_refused() {
 
 #[test]
 fn cancel_stops_a_run_promptly() {
-    let dev = LoopDev::new(8 * MIB, 0);
+    let dev = LoopDevice::new(8 * MIB);
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let plan = write_plan(
         dir.path(),
@@ -563,7 +522,7 @@ fn cancel_stops_a_run_promptly() {
 
 #[test]
 fn the_seed_workload_files_run_scaled_down() {
-    let dev = LoopDev::new(40 * MIB, 0);
+    let dev = LoopDevice::new(40 * MIB);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
     for (file, expect) in [
         ("dd-bus-width.toml", &["dd-write", "dd-read"][..]),
@@ -608,7 +567,7 @@ fn the_seed_workload_files_run_scaled_down() {
 
 #[test]
 fn ramp_time_is_run_but_not_measured() {
-    let dev = LoopDev::new(8 * MIB, 0);
+    let dev = LoopDevice::new(8 * MIB);
     let plan = r#"
 name = "ramp"
 [[workload]]

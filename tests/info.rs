@@ -2,47 +2,12 @@
 //! /dev/shm (needs root, like every block test of the project), missing paths, plain
 //! files. The emulated eMMC itself is covered by the testbed's in-guest tests.
 
-use std::path::{Path, PathBuf};
+#[path = "common/loop_device.rs"]
+mod loop_device;
+
+use loop_device::LoopDevice;
+use std::path::Path;
 use std::process::{Command, Output};
-
-/// A loop device over a scratch file in /dev/shm, detached and deleted on drop (also
-/// when the test fails).
-struct LoopDevice {
-    dev: PathBuf,
-    file: PathBuf,
-}
-
-impl LoopDevice {
-    fn new(tag: &str, size_bytes: u64) -> LoopDevice {
-        let file = PathBuf::from(format!(
-            "/dev/shm/mmcab-info-test-{tag}-{}.img",
-            std::process::id()
-        ));
-        let f = std::fs::File::create(&file).expect("create scratch file in /dev/shm");
-        f.set_len(size_bytes).unwrap();
-        let out = Command::new("losetup")
-            .args(["--show", "-f"])
-            .arg(&file)
-            .output()
-            .expect("run losetup (util-linux)");
-        if !out.status.success() {
-            let _ = std::fs::remove_file(&file);
-            panic!(
-                "losetup failed (these tests need root): {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        LoopDevice { dev, file }
-    }
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-        let _ = std::fs::remove_file(&self.file);
-    }
-}
 
 fn mmcab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mmcab"))
@@ -76,7 +41,7 @@ fn one_line_failure(out: &Output) -> String {
 
 #[test]
 fn loop_device_is_refused_naming_what_it_is() {
-    let lo = LoopDevice::new("refuse", 8 << 20);
+    let lo = LoopDevice::new(8 << 20);
     let dev = lo.dev.to_str().unwrap();
     for extra in [&[][..], &["--json"][..], &["--raw"][..]] {
         let mut args = vec!["info"];
@@ -89,7 +54,7 @@ fn loop_device_is_refused_naming_what_it_is() {
         );
         assert!(err.contains("it is a loop device"), "{err}");
         assert!(
-            err.contains(lo.file.to_str().unwrap()),
+            err.contains(lo.backing_path().to_str().unwrap()),
             "names the backing file: {err}"
         );
     }
@@ -101,7 +66,7 @@ fn loop_device_is_refused_naming_what_it_is() {
 
 #[test]
 fn mmc_ioctl_on_a_loop_device_is_not_mmc() {
-    let lo = LoopDevice::new("ioctl", 1 << 20);
+    let lo = LoopDevice::new(1 << 20);
     let f = std::fs::File::open(&lo.dev).unwrap();
     let err = mmcab::device::ioctl::read_ext_csd(&f).unwrap_err();
     assert!(

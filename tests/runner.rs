@@ -3,6 +3,10 @@
 //! loop device (`queue/read_ahead_kb`) and a command knob that keeps its state in a file.
 //! Needs root (losetup); the loop devices are detached by a Drop guard.
 
+#[path = "common/loop_device.rs"]
+mod loop_device;
+
+use loop_device::LoopDevice;
 use mmcab::record::{Meta, RunRow, GROUP_JOB};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,55 +15,16 @@ use std::time::{Duration, Instant};
 
 const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
 
-/// A loop device over a 64 MiB file in /dev/shm, detached and deleted on drop.
-struct LoopDevice {
-    dev: PathBuf,
-    _dir: tempfile::TempDir,
+/// `queue/read_ahead_kb` of the loop device: a real sysfs attribute the tests switch.
+fn read_ahead_path(dev: &LoopDevice) -> PathBuf {
+    PathBuf::from(format!("/sys/block/{}/queue/read_ahead_kb", dev.name()))
 }
 
-impl LoopDevice {
-    fn new() -> LoopDevice {
-        let dir = tempfile::Builder::new()
-            .prefix("mmcab-runner-test")
-            .tempdir_in("/dev/shm")
-            .unwrap();
-        let backing = dir.path().join("disk.img");
-        let file = std::fs::File::create(&backing).unwrap();
-        file.set_len(64 << 20).unwrap();
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(&backing)
-            .output()
-            .expect("losetup (util-linux) is needed for these tests");
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        LoopDevice { dev, _dir: dir }
-    }
-
-    fn name(&self) -> String {
-        self.dev.file_name().unwrap().to_string_lossy().into_owned()
-    }
-
-    fn read_ahead_path(&self) -> PathBuf {
-        PathBuf::from(format!("/sys/block/{}/queue/read_ahead_kb", self.name()))
-    }
-
-    fn read_ahead(&self) -> String {
-        std::fs::read_to_string(self.read_ahead_path())
-            .unwrap()
-            .trim()
-            .to_string()
-    }
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
+fn read_ahead(dev: &LoopDevice) -> String {
+    std::fs::read_to_string(read_ahead_path(dev))
+        .unwrap()
+        .trim()
+        .to_string()
 }
 
 /// A plan with two configs that set both custom knobs, and one short workload.
@@ -153,11 +118,11 @@ fn dry_run_prints_the_interleaved_matrix_without_a_device() {
 
 #[test]
 fn a_full_run_records_every_run_and_restores_knobs() {
-    let dev = LoopDevice::new();
+    let dev = LoopDevice::new(64 << 20);
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
     std::fs::write(&marker, "orig\n").unwrap();
-    let before = dev.read_ahead();
+    let before = read_ahead(&dev);
     let plan = plan(dir.path(), &marker, 2, "100ms");
     let out_dir = dir.path().join("res");
     let out = Command::new(MMCAB)
@@ -180,7 +145,7 @@ fn a_full_run_records_every_run_and_restores_knobs() {
     assert!(groups
         .values()
         .all(|r| r.label == "loop-test" && r.iops > 0.0 && r.bytes > 0));
-    assert_eq!(dev.read_ahead(), before, "read_ahead_kb restored");
+    assert_eq!(read_ahead(&dev), before, "read_ahead_kb restored");
     assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
     let meta: Meta =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
@@ -192,7 +157,7 @@ fn a_full_run_records_every_run_and_restores_knobs() {
     assert!(
         restore.contains(&format!(
             "echo {before} > {}",
-            dev.read_ahead_path().display()
+            read_ahead_path(&dev).display()
         )),
         "{restore}"
     );
@@ -252,11 +217,11 @@ fn interrupt(
 
 #[test]
 fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
-    let dev = LoopDevice::new();
+    let dev = LoopDevice::new(64 << 20);
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
     std::fs::write(&marker, "orig\n").unwrap();
-    let before = dev.read_ahead();
+    let before = read_ahead(&dev);
     let plan = plan(dir.path(), &marker, 4, "300ms");
     let out_dir = dir.path().join("res");
     let code = interrupt(
@@ -268,7 +233,7 @@ fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
     );
     assert_eq!(code, 128 + 15);
     assert_eq!(
-        dev.read_ahead(),
+        read_ahead(&dev),
         before,
         "read_ahead_kb restored after SIGTERM"
     );
@@ -310,7 +275,7 @@ fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
             "run {run} was repeated"
         );
     }
-    assert_eq!(dev.read_ahead(), before);
+    assert_eq!(read_ahead(&dev), before);
     let meta: Meta =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
     assert!(meta.finished_unix_s.is_some());
@@ -320,11 +285,11 @@ fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
 #[test]
 fn a_second_ctrl_c_does_not_skip_restore() {
     use nix::sys::signal::Signal::SIGINT;
-    let dev = LoopDevice::new();
+    let dev = LoopDevice::new(64 << 20);
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
     std::fs::write(&marker, "orig\n").unwrap();
-    let before = dev.read_ahead();
+    let before = read_ahead(&dev);
     let plan = plan(dir.path(), &marker, 4, "300ms");
     let code = interrupt(
         &plan,
@@ -334,13 +299,13 @@ fn a_second_ctrl_c_does_not_skip_restore() {
         &[SIGINT, SIGINT, SIGINT],
     );
     assert_eq!(code, 128 + 2);
-    assert_eq!(dev.read_ahead(), before);
+    assert_eq!(read_ahead(&dev), before);
     assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
 }
 
 #[test]
 fn a_knob_that_does_not_take_stops_before_any_io() {
-    let dev = LoopDevice::new();
+    let dev = LoopDevice::new(64 << 20);
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     std::fs::write(&state, "orig\n").unwrap();
