@@ -15,7 +15,7 @@
 //! Mainline Linux removed packed command support in v4.10; there the knob is unavailable
 //! and the A/B is between kernels (see [`super::builtin`]).
 
-use super::attribute::{read_attribute, write_attribute, AttributeKnob};
+use super::attribute::{write_attribute, AttributeKnob};
 use super::Knob;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -145,12 +145,7 @@ impl Knob for PackingKnob {
     }
 
     fn evidence(&self) -> Option<Result<String>> {
-        Some(std::fs::read_to_string(&self.stats).with_context(|| {
-            format!(
-                "reading {} (packing statistics): is debugfs mounted?",
-                self.stats.display()
-            )
-        }))
+        Some(self.stats_text())
     }
 
     fn evidence_delta(&self, before: &str, after: &str) -> String {
@@ -181,11 +176,6 @@ pub fn describe(value: &str) -> String {
         Ok(v) => format!("{v} (packing starts after {v} writes)"),
         Err(_) => value.to_string(),
     }
-}
-
-/// Read the attribute for listing; error text names the path.
-pub fn read_threshold(path: &std::path::Path) -> Result<String> {
-    read_attribute(path)
 }
 
 #[cfg(test)]
