@@ -67,6 +67,13 @@ pub struct Evidence<'a> {
     pub cmdq_en: Option<bool>,
 }
 
+/// The running kernel's release (`uname -r`), empty when /proc cannot tell.
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// (major, minor) of a kernel release such as "7.2.13+deb14-armmp".
 pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
     let mut it = release.split(|c: char| !c.is_ascii_digit());

@@ -1,7 +1,7 @@
 //! `mmcab info`: everything about one card in one JSON value (schema in README.md,
 //! "info --json schema"), and the human rendering of it.
 
-use super::capabilities::{capabilities, Evidence};
+use super::capabilities::{capabilities, kernel_release, Evidence};
 use super::cid::{decode_csd, decode_mmc, decode_sd, Csd};
 use super::ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};
 use super::ext_csd_table::FIELDS;
@@ -198,7 +198,7 @@ pub fn info_json(paths: &MmcPaths) -> Result<Value> {
     };
     let caps_text = read_trimmed(&paths.host_debugfs.join("caps"));
     let caps2_text = read_trimmed(&paths.host_debugfs.join("caps2"));
-    let kernel_release = read_trimmed(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
+    let kernel_release = kernel_release();
     let evidence = Evidence {
         card_type: &card_type,
         ext_csd: ext_csd.as_ref().map(|(x, _)| x),

@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::path::Path;
 
-use crate::device::capabilities::{kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE};
+use crate::device::capabilities::{kernel_release, kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE};
 
 /// A device and the kernel driving it, as the knobs see them.
 #[derive(Debug, Clone)]
@@ -27,12 +27,9 @@ pub struct KnobEnv {
 
 impl KnobEnv {
     pub fn new(paths: MmcPaths) -> KnobEnv {
-        let kernel_release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default();
         KnobEnv {
             paths,
-            kernel_release,
+            kernel_release: kernel_release(),
         }
     }
 }

@@ -279,7 +279,7 @@ impl Session {
         Meta {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             label: self.label.clone(),
-            kernel_release: read_trimmed("/proc/sys/kernel/osrelease"),
+            kernel_release: crate::device::capabilities::kernel_release(),
             kernel_cmdline: read_trimmed("/proc/cmdline"),
             hostname: read_trimmed("/proc/sys/kernel/hostname"),
             target: self.target.to_string_lossy().into_owned(),
