@@ -210,18 +210,33 @@ pub fn append_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
         .with_context(|| format!("appending to {}", path.display()))
 }
 
-/// Read every row of a CSV file; a missing file has none.
-pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
+/// Read every row of a CSV file of the results directory (the file must exist); errors
+/// name the file and the line. Used by `--resume` and by the report alike.
+pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("opening {}", path.display()))?;
+        csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut rows = Vec::new();
     for (i, row) in reader.deserialize().enumerate() {
-        rows.push(row.with_context(|| format!("{}: row {}", path.display(), i + 2))?);
+        let row: T = row.with_context(|| {
+            format!(
+                "{}: line {} does not match the schema of src/record/mod.rs \
+                 (was it written by another mmcab version?)",
+                path.display(),
+                i + 2
+            )
+        })?;
+        rows.push(row);
     }
     Ok(rows)
+}
+
+/// Read every row of a CSV file; a missing file has none.
+pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    if path.exists() {
+        read_csv(path)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 /// Cut a last line that has no newline (a write torn by a crash).

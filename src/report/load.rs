@@ -1,10 +1,10 @@
 //! Reading a results directory written by `mmcab run` back into memory.
 
+use crate::record::writer::{read_csv, read_rows};
 use crate::record::{
     LatencyRow, Meta, RunRow, SeriesRow, LATENCY_CSV, META_JSON, RUNS_CSV, SERIES_CSV,
 };
 use anyhow::{bail, Context, Result};
-use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 
 /// Everything in one results directory.
@@ -30,32 +30,6 @@ impl ResultsDir {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| self.dir.display().to_string())
-    }
-}
-
-fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut rows = Vec::new();
-    for (i, row) in reader.deserialize().enumerate() {
-        let row: T = row.with_context(|| {
-            format!(
-                "{}: line {} does not match the schema of src/record/mod.rs \
-                 (was it written by another mmcab version?)",
-                path.display(),
-                i + 2
-            )
-        })?;
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
-fn read_optional_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    if path.exists() {
-        read_csv(path)
-    } else {
-        Ok(Vec::new())
     }
 }
 
@@ -90,8 +64,8 @@ pub fn load(dir: &Path) -> Result<ResultsDir> {
         dir: dir.to_path_buf(),
         meta,
         runs,
-        series: read_optional_csv(&dir.join(SERIES_CSV))?,
-        latency: read_optional_csv(&dir.join(LATENCY_CSV))?,
+        series: read_rows(&dir.join(SERIES_CSV))?,
+        latency: read_rows(&dir.join(LATENCY_CSV))?,
     })
 }
 
