@@ -330,26 +330,21 @@ fn drop_caches() -> Result<()> {
 
 /// Mean MB/s of the measured (non-warm-up) group rows per config x workload x direction.
 pub fn summary_table(rows: &[RunRow]) -> String {
+    // Keyed (and so listed) by workload, direction, config.
     let mut groups: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
-    let mut order: Vec<(String, String, String)> = Vec::new();
     for row in rows.iter().filter(|r| r.job == GROUP_JOB && !r.warmup) {
         let key = (
             row.workload.clone(),
             row.direction.clone(),
             row.config.clone(),
         );
-        if !groups.contains_key(&key) {
-            order.push(key.clone());
-        }
         groups.entry(key).or_default().push(row.mb_per_s);
     }
-    order.sort();
     let mut out = format!(
         "{:<20} {:<6} {:<16} {:>4} {:>13}\n",
         "workload", "dir", "config", "runs", "mean_mb_per_s"
     );
-    for key in order {
-        let values = &groups[&key];
+    for (key, values) in &groups {
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         out.push_str(&format!(
             "{:<20} {:<6} {:<16} {:>4} {:>13.2}\n",
