@@ -102,25 +102,13 @@ impl Target {
     }
 
     fn block_device(path: &Path, rdev: u64, allow_write: bool) -> Result<Target> {
-        let devno = format!(
-            "{}:{}",
-            nix::sys::stat::major(rdev),
-            nix::sys::stat::minor(rdev)
-        );
+        let devno = devno(rdev);
         let sys = fs::canonicalize(format!("/sys/dev/block/{devno}"))
             .with_context(|| format!("{}: no /sys/dev/block/{devno}", path.display()))?;
         let sectors: u64 = read_trimmed(&sys.join("size"))?
             .parse()
             .with_context(|| format!("{}: bad size in {}", path.display(), sys.display()))?;
-        let queue = if sys.join("partition").exists() {
-            sys.join("../queue")
-        } else {
-            sys.join("queue")
-        };
-        let logical_block_bytes = read_trimmed(&queue.join("logical_block_size"))
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(512);
+        let logical_block_bytes = logical_block_bytes(&sys);
         let in_use = block_device_users(path, &sys, &devno)?;
         let mut exclusive = None;
         if allow_write {
@@ -213,14 +201,23 @@ fn read_trimmed(path: &Path) -> Result<String> {
         .to_string())
 }
 
-/// Logical block size of the block device a filesystem lives on (512 when unknown).
-fn fs_logical_block_bytes(dev: u64) -> u64 {
-    let devno = format!(
+/// `maj:min` of a device number, as /sys/dev/block names it.
+fn devno(dev: u64) -> String {
+    format!(
         "{}:{}",
         nix::sys::stat::major(dev),
         nix::sys::stat::minor(dev)
-    );
-    let sys = Path::new("/sys/dev/block").join(devno);
+    )
+}
+
+/// Logical block size of the block device a filesystem lives on (512 when unknown).
+fn fs_logical_block_bytes(dev: u64) -> u64 {
+    logical_block_bytes(&Path::new("/sys/dev/block").join(devno(dev)))
+}
+
+/// `queue/logical_block_size` of the disk whose sysfs dir is `sys`; a partition has no
+/// queue of its own and takes its disk's, one level up (512 when unknown).
+fn logical_block_bytes(sys: &Path) -> u64 {
     for q in ["queue/logical_block_size", "../queue/logical_block_size"] {
         if let Ok(s) = fs::read_to_string(sys.join(q)) {
             if let Ok(v) = s.trim().parse() {
