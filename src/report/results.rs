@@ -15,7 +15,7 @@ use super::load::ResultsDir;
 use super::model::{against, rows_for, BaselineOf, Block, Metric, Report};
 use crate::record::{RunRow, GROUP_JOB};
 use anyhow::{bail, Result};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Reads one metric from a runs.csv row.
 type Getter = fn(&RunRow) -> f64;
@@ -50,17 +50,15 @@ pub fn sweep_point(workload: &str) -> Option<(String, u64)> {
 /// (job "all"), or the only job's row when a run has no group row for that direction.
 pub fn measured(dir: &ResultsDir) -> Vec<&RunRow> {
     let rows: Vec<&RunRow> = dir.runs.iter().filter(|r| !r.warmup).collect();
-    let count = |r: &RunRow, pred: &dyn Fn(&RunRow) -> bool| {
-        rows.iter()
-            .filter(|o| o.run == r.run && o.direction == r.direction && pred(o))
-            .count()
-    };
-    rows.iter()
-        .copied()
-        .filter(|r| {
-            r.job == GROUP_JOB
-                || (count(r, &|o| o.job == GROUP_JOB) == 0 && count(r, &|_| true) == 1)
-        })
+    // Per run x direction: (group rows, all rows).
+    let mut counts: HashMap<(u32, &str), (usize, usize)> = HashMap::new();
+    for r in &rows {
+        let c = counts.entry((r.run, r.direction.as_str())).or_default();
+        c.0 += usize::from(r.job == GROUP_JOB);
+        c.1 += 1;
+    }
+    rows.into_iter()
+        .filter(|r| r.job == GROUP_JOB || counts[&(r.run, r.direction.as_str())] == (0, 1))
         .collect()
 }
 
