@@ -28,8 +28,12 @@ impl KnobGuard {
         }
     }
 
-    /// Snapshot every knob; call before the first apply.
+    /// Snapshot every knob; call before the first apply. A snapshot may itself change
+    /// something (the packing knob switches its statistics on), so from here on the
+    /// guard restores.
     pub fn snapshot_all(&mut self) -> Result<()> {
+        self.touched = true;
+        self.restored = false;
         for knob in &mut self.knobs {
             let name = knob.name().to_string();
             knob.snapshot().with_context(|| {

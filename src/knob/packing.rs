@@ -54,7 +54,9 @@ impl PackingKnob {
         })
     }
 
-    /// Enable wr_pack_stats if it is off (a disabled file reads empty).
+    /// Remember whether wr_pack_stats was enabled, and enable it if it was off (a
+    /// disabled file reads empty): the evidence read before the first run needs it on,
+    /// whether or not a config ever applies a new trigger.
     fn enable_stats(&mut self) -> Result<()> {
         if self.stats_enabled.is_none() {
             self.stats_enabled = Some(!self.stats_text()?.trim().is_empty());
@@ -117,10 +119,7 @@ impl Knob for PackingKnob {
 
     fn snapshot(&mut self) -> Result<()> {
         self.attribute.snapshot()?;
-        if self.stats_enabled.is_none() {
-            self.stats_enabled = Some(!self.stats_text()?.trim().is_empty());
-        }
-        Ok(())
+        self.enable_stats()
     }
 
     fn original(&self) -> Option<String> {
@@ -137,11 +136,23 @@ impl Knob for PackingKnob {
     }
 
     fn restore(&mut self) -> Result<()> {
-        self.attribute.restore()
+        let trigger = self.attribute.restore();
+        // Statistics mmcab switched on go off again, whatever happened to the trigger.
+        let stats = if self.stats_enabled == Some(false) {
+            write_attribute(&self.stats, "0")
+                .context("disabling the packing statistics (wr_pack_stats) again")
+        } else {
+            Ok(())
+        };
+        trigger.and(stats)
     }
 
     fn restore_commands(&self) -> Vec<String> {
-        self.attribute.restore_commands()
+        let mut commands = self.attribute.restore_commands();
+        if self.stats_enabled == Some(false) {
+            commands.push(format!("echo 0 > {}", self.stats.display()));
+        }
+        commands
     }
 
     fn evidence(&self) -> Option<Result<String>> {
@@ -228,5 +239,29 @@ mmc0: 2 times: empty queue
             .contains("MAX_PACKED_WRITES = 8"));
         assert!(knob.normalize("0").is_err());
         assert!(knob.evidence().unwrap().is_err());
+    }
+
+    #[test]
+    fn statistics_found_off_are_enabled_at_snapshot_and_disabled_at_restore() {
+        let dir = tempfile::tempdir().unwrap();
+        let attr = dir.path().join(ATTRIBUTE);
+        let stats = dir.path().join(STATS);
+        std::fs::write(&attr, "17\n").unwrap();
+        std::fs::write(&stats, "").unwrap(); // disabled: the kernel prints nothing
+        let mut knob = PackingKnob::new(attr.clone(), stats.clone(), 63);
+        knob.snapshot().unwrap();
+        // On before any apply: a baseline config that keeps the trigger still has evidence.
+        assert_eq!(std::fs::read_to_string(&stats).unwrap(), "1\n");
+        assert_eq!(
+            knob.restore_commands(),
+            vec![
+                format!("echo 17 > {}", attr.display()),
+                format!("echo 0 > {}", stats.display())
+            ]
+        );
+        knob.apply("4").unwrap();
+        knob.restore().unwrap();
+        assert_eq!(std::fs::read_to_string(&attr).unwrap().trim(), "17");
+        assert_eq!(std::fs::read_to_string(&stats).unwrap(), "0\n");
     }
 }
