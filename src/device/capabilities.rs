@@ -69,9 +69,7 @@ pub struct Evidence<'a> {
 
 /// The running kernel's release (`uname -r`), empty when /proc cannot tell.
 pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    super::sysfs::read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default()
 }
 
 /// (major, minor) of a kernel release such as "7.2.13+deb14-armmp".

@@ -6,6 +6,7 @@ use super::cid::{decode_csd, decode_mmc, decode_sd, Csd};
 use super::ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};
 use super::ext_csd_table::FIELDS;
 use super::ios::{read_ios, Ios};
+use super::sysfs::{read_attrs, read_trimmed};
 use super::MmcPaths;
 use anyhow::{bail, Result};
 use serde_json::{json, Map, Value};
@@ -16,28 +17,10 @@ pub const INFO_SCHEMA: u32 = 1;
 
 /// Every readable regular file in the card's sysfs directory: name -> trimmed content.
 pub fn read_sysfs_attrs(dir: &Path) -> Map<String, Value> {
-    let mut out = Map::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    let mut names: Vec<_> = entries
-        .flatten()
-        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    for name in names {
-        if let Ok(text) = std::fs::read_to_string(dir.join(&name)) {
-            out.insert(name, Value::String(text.trim().to_string()));
-        }
-    }
-    out
-}
-
-fn read_trimmed(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
+    read_attrs(dir)
+        .into_iter()
+        .map(|(name, text)| (name, Value::String(text)))
+        .collect()
 }
 
 fn parse_hex_u32(s: &str) -> Option<u32> {
@@ -196,8 +179,8 @@ pub fn info_json(paths: &MmcPaths) -> Result<Value> {
         Ok(i) => (Some(i), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
-    let caps_text = read_trimmed(&paths.host_debugfs.join("caps"));
-    let caps2_text = read_trimmed(&paths.host_debugfs.join("caps2"));
+    let caps_text = read_trimmed(paths.host_debugfs.join("caps")).ok();
+    let caps2_text = read_trimmed(paths.host_debugfs.join("caps2")).ok();
     let kernel_release = kernel_release();
     let evidence = Evidence {
         card_type: &card_type,
@@ -210,7 +193,8 @@ pub fn info_json(paths: &MmcPaths) -> Result<Value> {
         cmdq_en: attr("cmdq_en").map(|v| v == "1"),
     };
     let caps = capabilities(&evidence);
-    let capacity_bytes = read_trimmed(&paths.block_sysfs.join("size"))
+    let capacity_bytes = read_trimmed(paths.block_sysfs.join("size"))
+        .ok()
         .and_then(|s| s.parse::<u64>().ok())
         .map(|sectors| sectors * 512);
 
@@ -386,16 +370,5 @@ mod tests {
         let text = crate::device::render::human(&v);
         assert!(text.contains("read via debugfs"), "{text}");
         assert!(text.contains("[212] SEC_COUNT"), "{text}");
-    }
-
-    #[test]
-    fn sysfs_attrs_are_trimmed_files_only() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("name"), "QEMU!!\n").unwrap();
-        std::fs::create_dir(dir.path().join("power")).unwrap();
-        std::os::unix::fs::symlink("/nonexistent", dir.path().join("driver")).unwrap();
-        let m = read_sysfs_attrs(dir.path());
-        assert_eq!(m.len(), 1);
-        assert_eq!(m["name"], "QEMU!!");
     }
 }

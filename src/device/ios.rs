@@ -93,9 +93,7 @@ impl Ios {
 
 /// The card's runtime PM status from sysfs (`active`, `suspended`, ...), if exposed.
 pub fn runtime_status(paths: &MmcPaths) -> Option<String> {
-    std::fs::read_to_string(paths.card_sysfs.join("power/runtime_status"))
-        .ok()
-        .map(|s| s.trim().to_string())
+    super::sysfs::read_trimmed(paths.card_sysfs.join("power/runtime_status")).ok()
 }
 
 /// Wakes a runtime-suspended card: one 4 KiB O_DIRECT read of the disk's first block.

@@ -6,6 +6,7 @@
 //! - [`ext_csd`] (+ [`ext_csd_table`]), [`cid`], [`ios`]: decoding
 //! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
 //! - [`info`]: the JSON of `mmcab info --json`; [`render`]: its human form
+//! - [`sysfs`]: reading kernel attribute files
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,6 +21,7 @@ pub mod info;
 pub mod ioctl;
 pub mod ios;
 pub mod render;
+pub mod sysfs;
 
 pub use discover::{discover, ensure_debugfs};
 pub use ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};
