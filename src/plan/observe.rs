@@ -162,10 +162,10 @@ impl Observer {
     /// Device identity for meta.json.
     pub fn describe(&self, meta: &mut Meta) {
         if let Some(env) = &self.env {
-            match crate::device::info_json(&env.paths) {
-                Ok(json) => {
-                    meta.device_summary = crate::device::summary(&json);
-                    meta.device = json;
+            match crate::device::DeviceInfo::read(&env.paths) {
+                Ok(info) => {
+                    meta.device_summary = info.summary.clone();
+                    meta.device = serde_json::to_value(info).unwrap_or_default();
                 }
                 Err(err) => eprintln!("mmcab: warning: device identity for meta.json: {err:#}"),
             }
