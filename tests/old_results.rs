@@ -7,6 +7,13 @@
 //! tests/fixtures/results-v0.1-emmc.README.md). The directories are never regenerated;
 //! `UPDATE_GOLDEN=1 cargo test --test old_results` rewrites the expected outputs after an
 //! intended change of the report (review the diff and say why in the commit).
+//!
+//! In the guest, `mmcab info` prints what 0.1.0 printed there
+//! (tests/fixtures/qemu-emmc/info-v0.1-*), and a directory recorded now compares with
+//! one 0.1.0 recorded.
+
+#[path = "common/testbed.rs"]
+mod testbed;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,9 +38,16 @@ fn mmcab(args: &[&Path]) -> Output {
 fn copy_fixture(tmp: &Path, boot: &str) -> PathBuf {
     let from = fixtures().join(format!("results-v0.1-emmc-{boot}"));
     let to = tmp.join(format!("results-v0.1-emmc-{boot}"));
-    std::fs::create_dir_all(&to).expect("mkdir");
+    copy_files(&from, &to);
+    to
+}
+
+/// Copies the five files of a results directory (runs, series, latency, meta,
+/// restore.sh; not the report subdirectory).
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
     let mut copied = 0;
-    for entry in std::fs::read_dir(&from).expect("read fixture") {
+    for entry in std::fs::read_dir(from).expect("read results dir") {
         let entry = entry.expect("entry");
         if entry.file_type().expect("type").is_file() {
             std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
@@ -46,7 +60,6 @@ fn copy_fixture(tmp: &Path, boot: &str) -> PathBuf {
         "{}: runs, series, latency, meta, restore.sh",
         from.display()
     );
-    to
 }
 
 fn read(path: &Path) -> String {
@@ -140,4 +153,50 @@ fn compare_still_refuses_another_card_recorded_by_v0_1() {
             "{pointer}: {err}"
         );
     }
+}
+
+/// What the guest runs: 0.1.0's fixtures were made the same way (Linux 7.x, bus width
+/// 8, fresh image), plus a short recorded run of the same plan.
+const IN_GUEST: &str = "set -e
+uname -r > /out/uname
+mmcab info --json /dev/mmcblk0 > /out/info.json
+mmcab info /dev/mmcblk0 > /out/info.txt
+mmcab info --raw /dev/mmcblk0 > /out/info.raw
+mmcab run /workloads/bus-width-ab.toml --device /dev/mmcblk0 --allow-write \
+    --scale-down 16 --repeat 2 --workload seq-read --out /out/ab --label now --quiet
+";
+
+/// The kernel release the info-v0.1-linux7-bus8 fixtures were made on; a newer 7.x in
+/// the testbed's cache differs only in this text.
+const FIXTURE_RELEASE: &str = "7.2.13+deb14-armmp";
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn in_the_guest_info_is_what_v0_1_printed_and_new_results_compare_with_old() {
+    let run = testbed::Guest::new("old-results")
+        .kernel("7")
+        .bus_width(8)
+        .run(IN_GUEST);
+    run.assert_success();
+    let release = run.out_text("uname").trim().to_string();
+    for ext in ["json", "txt", "raw"] {
+        let want = read(&fixtures().join(format!("qemu-emmc/info-v0.1-linux7-bus8.{ext}")));
+        let got = run
+            .out_text(&format!("info.{ext}"))
+            .replace(&release, FIXTURE_RELEASE);
+        assert!(
+            got == want,
+            "info ({ext}) differs from what 0.1.0 printed in the guest\n--- 0.1.0\n{want}\n--- now\n{got}"
+        );
+    }
+    // The directory recorded now and the one 0.1.0 recorded: same card, same plan.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let old = copy_fixture(tmp.path(), "boot1");
+    let now = tmp.path().join("now");
+    copy_files(&run.out_dir.join("ab"), &now);
+    let text = success_stdout(mmcab(&[Path::new("compare"), &old, &now]));
+    assert!(
+        text.contains("now/bus8 vs boot1/bus8:") && text.contains("now/bus4 vs boot1/bus4:"),
+        "{text}"
+    );
 }
