@@ -24,6 +24,60 @@ const EXT_CSD_REV: usize = 192;
 /// The RCA Linux gives every eMMC (`mmc_init_card`: `card->rca = 1`).
 pub const EMMC_RCA: u16 = 1;
 
+/// EXT_CSD bytes a CMD6 SWITCH can write: 0..=191, the modes segment. CMD6's argument
+/// carries the index in one byte (bits 23:16), so 256..=511 cannot even be addressed, and
+/// 192..=511 are the properties segment, which the card reports and nothing writes
+/// (JEDEC JESD84-B51, 7.4 "Extended CSD register"). A larger index cast into the byte
+/// would switch another field: 308 (CMDQ_SUPPORT) becomes 52.
+pub const SWITCH_INDEX_LIMIT: usize = 192;
+
+/// An EXT_CSD index CMD6 SWITCH may write (below [`SWITCH_INDEX_LIMIT`]); the only way to
+/// name the byte [`switch`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SwitchIndex(u8);
+
+/// Why an EXT_CSD index cannot be switched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SwitchIndexError {
+    #[error("EXT_CSD has 512 bytes (0-511): there is no byte {0}")]
+    NoSuchByte(usize),
+    #[error(
+        "EXT_CSD[{0}] cannot be switched: CMD6 carries the index in one byte (0-255), and \
+         {0} lies in the read-only properties segment (192-511)"
+    )]
+    DoesNotFit(usize),
+    #[error(
+        "EXT_CSD[{0}] cannot be switched: it lies in the read-only properties segment \
+         (192-511); CMD6 writes only the modes segment (0-191)"
+    )]
+    PropertiesSegment(usize),
+}
+
+impl SwitchIndex {
+    pub fn get(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+impl TryFrom<usize> for SwitchIndex {
+    type Error = SwitchIndexError;
+
+    fn try_from(index: usize) -> Result<SwitchIndex, SwitchIndexError> {
+        match index {
+            512.. => Err(SwitchIndexError::NoSuchByte(index)),
+            256.. => Err(SwitchIndexError::DoesNotFit(index)),
+            SWITCH_INDEX_LIMIT.. => Err(SwitchIndexError::PropertiesSegment(index)),
+            _ => Ok(SwitchIndex(index as u8)),
+        }
+    }
+}
+
+impl std::fmt::Display for SwitchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// What went wrong talking to the card, with what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum MmcIoctlError {
@@ -48,7 +102,7 @@ pub enum MmcIoctlError {
     #[error("{dev}: CMD6 SWITCH of EXT_CSD[{index}] to {value:#04x} was refused by the card (status {status:#010x}, SWITCH_ERROR): the field or value is not writable on this card")]
     SwitchError {
         dev: PathBuf,
-        index: u8,
+        index: SwitchIndex,
         value: u8,
         status: u32,
     },
@@ -175,15 +229,15 @@ pub fn cmd6_timeout_ms(ext_csd: &[u8; 512]) -> Option<u32> {
 /// CMD6 SWITCH, access mode "write byte": byte `index` of EXT_CSD = `value` (R1b, the card
 /// signals busy until done). The busy timeout is GENERIC_CMD6_TIME read from the card
 /// first, when known. A following CMD13 checks SWITCH_ERROR.
-pub fn switch(dev: &File, index: u8, value: u8, cmd_set: u8) -> Result<(), MmcIoctlError> {
+pub fn switch(dev: &File, index: SwitchIndex, value: u8, cmd_set: u8) -> Result<(), MmcIoctlError> {
     let timeout = read_ext_csd(dev).ok().as_ref().and_then(cmd6_timeout_ms);
     switch_with_timeout(dev, index, value, cmd_set, timeout)
 }
 
 /// CMD6's argument for access mode "write byte": byte `index` of EXT_CSD = `value`.
-pub fn switch_arg(index: u8, value: u8, cmd_set: u8) -> u32 {
+pub fn switch_arg(index: SwitchIndex, value: u8, cmd_set: u8) -> u32 {
     (MMC_SWITCH_MODE_WRITE_BYTE << 24)
-        | (u32::from(index) << 16)
+        | (u32::from(index.0) << 16)
         | (u32::from(value) << 8)
         | u32::from(cmd_set)
 }
@@ -191,7 +245,7 @@ pub fn switch_arg(index: u8, value: u8, cmd_set: u8) -> u32 {
 /// [`switch`] with an explicit busy timeout (None: the kernel's default).
 pub fn switch_with_timeout(
     dev: &File,
-    index: u8,
+    index: SwitchIndex,
     value: u8,
     cmd_set: u8,
     timeout_ms: Option<u32>,
@@ -245,7 +299,32 @@ mod tests {
     #[test]
     fn switch_argument_is_write_byte_index_value_cmdset() {
         // CACHE_CTRL (33) = 1: the argument mmc-utils' `mmc extcsd write 0x21 1` sends.
-        assert_eq!(switch_arg(33, 1, CMD_SET_NORMAL), 0x0321_0101);
+        let index = SwitchIndex::try_from(33).unwrap();
+        assert_eq!(switch_arg(index, 1, CMD_SET_NORMAL), 0x0321_0101);
+    }
+
+    #[test]
+    fn switch_index_must_fit_the_argument_and_the_modes_segment() {
+        // CMDQ_SUPPORT (308): cast into the argument's byte it would switch byte 52.
+        let err = SwitchIndex::try_from(308).unwrap_err();
+        assert_eq!(err, SwitchIndexError::DoesNotFit(308));
+        assert!(err.to_string().contains("one byte (0-255)"), "{err}");
+        // EXT_CSD_REV (192): addressable, but the first byte of the properties segment.
+        let err = SwitchIndex::try_from(192).unwrap_err();
+        assert_eq!(err, SwitchIndexError::PropertiesSegment(192));
+        assert!(
+            err.to_string().contains("read-only properties segment"),
+            "{err}"
+        );
+        assert_eq!(
+            SwitchIndex::try_from(512),
+            Err(SwitchIndexError::NoSuchByte(512))
+        );
+        // 191 (the last modes byte) and CACHE_CTRL (33) are switchable.
+        assert_eq!(SwitchIndex::try_from(191).unwrap().get(), 191);
+        let arg = switch_arg(SwitchIndex::try_from(191).unwrap(), 0xab, CMD_SET_NORMAL);
+        assert_eq!((arg >> 16) & 0xff, 191);
+        assert_eq!(SwitchIndex::try_from(33).unwrap().get(), 33);
     }
 
     #[test]

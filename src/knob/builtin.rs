@@ -9,6 +9,7 @@ use super::command::CommandKnob;
 use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
 use super::packing::{self, PackingKnob};
 use super::{Knob, Unavailable};
+use crate::device::ioctl::{self, SwitchIndex};
 use crate::device::MmcPaths;
 use crate::plan::config::{KnobDecl, KnobKind};
 use anyhow::{bail, Context, Result};
@@ -389,9 +390,6 @@ fn ext_csd_index(field: &str) -> Option<usize> {
     })
 }
 
-/// CMD6 argument "command set" for the normal (non-vendor) command set.
-const EXT_CSD_CMD_SET_NORMAL: u8 = 1;
-
 struct CardExtCsd {
     paths: MmcPaths,
 }
@@ -406,7 +404,7 @@ impl ExtCsdAccess for CardExtCsd {
             .with_context(|| format!("EXT_CSD has no byte {index}"))
     }
 
-    fn switch(&self, index: usize, value: u8) -> Result<()> {
+    fn switch(&self, index: SwitchIndex, value: u8) -> Result<()> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -417,13 +415,12 @@ impl ExtCsdAccess for CardExtCsd {
                     self.paths.dev_node.display()
                 )
             })?;
-        crate::device::ioctl::switch(&file, index as u8, value, EXT_CSD_CMD_SET_NORMAL)
-            .with_context(|| {
-                format!(
-                    "{}: CMD6 SWITCH of EXT_CSD[{index}] to {value}",
-                    self.paths.dev_node.display()
-                )
-            })
+        ioctl::switch(&file, index, value, ioctl::CMD_SET_NORMAL).with_context(|| {
+            format!(
+                "{}: CMD6 SWITCH of EXT_CSD[{index}] to {value}",
+                self.paths.dev_node.display()
+            )
+        })
     }
 
     fn dev_node(&self) -> String {
