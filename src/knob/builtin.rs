@@ -56,16 +56,75 @@ fn unavailable(knob: &str, reason: String) -> anyhow::Error {
     .into()
 }
 
+/// A built-in knob: the name users type, the values it takes, and how mmcab finds it on a
+/// device. One row of [`BUILTINS`].
+pub struct Builtin {
+    pub name: &'static str,
+    /// The values it takes, in words (`mmcab knobs`).
+    pub values: &'static str,
+    /// The knob on this device, or why not (an [`Unavailable`] error); the flag is `--force`.
+    resolve: fn(&KnobEnv, bool) -> Result<Box<dyn Knob>>,
+    /// How it works here, shown next to an available knob.
+    note: fn(&KnobEnv) -> String,
+    /// What it is set to when mmcab cannot switch it, where that is known.
+    current: fn(&KnobEnv) -> Option<String>,
+    /// A value read from the knob, as `mmcab knobs` shows it.
+    show: fn(&str) -> String,
+}
+
+/// The built-in knobs, in the order `mmcab knobs` lists them.
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "bus-width",
+        values: "1, 4, 8 (wider than the host came up with: --force)",
+        resolve: bus_width,
+        note: bus_width_note,
+        current: bus_width_current,
+        show: str::to_string,
+    },
+    Builtin {
+        name: "packing",
+        values: "on (kernel default trigger) or a trigger 1..=MAX_PACKED_WRITES",
+        resolve: packing,
+        note: |_| "wr_pack_stats read before/after each run".to_string(),
+        current: |_| None,
+        show: packing::describe,
+    },
+    Builtin {
+        name: "cqe",
+        values: "on, off",
+        resolve: cqe,
+        note: |_| String::new(),
+        current: |env| super::attribute::read_attribute(&env.paths.card_sysfs.join("cmdq_en")).ok(),
+        show: str::to_string,
+    },
+    Builtin {
+        name: "cache",
+        values: "on, off",
+        resolve: cache,
+        note: |_| "EXT_CSD CACHE_CTRL via CMD6, verified by re-reading EXT_CSD".to_string(),
+        current: cache_current,
+        show: str::to_string,
+    },
+];
+
+/// The built-in knob called `name`.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// Names of the built-in knobs, as users type them in plans.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|b| b.name)
+}
+
 /// A built-in knob on this device, or why not (as an [`Unavailable`] error).
 pub fn resolve(name: &str, env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
-    match name {
-        "bus-width" => bus_width(env, force),
-        "packing" => packing(env),
-        "cqe" => cqe(env),
-        "cache" => cache(env),
-        other => bail!(
-            "'{other}' is not a built-in knob (built-ins: {})",
-            super::BUILTIN_NAMES.join(", ")
+    match find(name) {
+        Some(builtin) => (builtin.resolve)(env, force),
+        None => bail!(
+            "'{name}' is not a built-in knob (built-ins: {})",
+            names().collect::<Vec<_>>().join(", ")
         ),
     }
 }
@@ -113,7 +172,7 @@ fn bus_width(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
     )))
 }
 
-fn packing(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+fn packing(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     let attribute = env.paths.block_sysfs.join(packing::ATTRIBUTE);
     let mut reasons = Vec::new();
     if !attribute.exists() {
@@ -151,7 +210,7 @@ fn packing(env: &KnobEnv) -> Result<Box<dyn Knob>> {
     )))
 }
 
-fn cqe(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+fn cqe(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     let attribute = env.paths.card_sysfs.join("cmdq_en");
     let mut reasons = Vec::new();
     match ext_csd_fields(&env.paths, &["CMDQ_SUPPORT"]) {
@@ -182,7 +241,7 @@ fn cqe(env: &KnobEnv) -> Result<Box<dyn Knob>> {
     ))
 }
 
-fn cache(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+fn cache(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     let f = ext_csd_fields(&env.paths, &["CACHE_SIZE"])
         .map_err(|err| unavailable("cache", format!("cannot read EXT_CSD: {err:#}")))?;
     if f[0].unwrap_or(0) == 0 {
@@ -211,89 +270,57 @@ fn writable(path: &Path) -> bool {
 
 /// Every built-in on this device, with its current value or why it is unavailable.
 pub fn status(env: &KnobEnv) -> Vec<KnobStatus> {
-    super::BUILTIN_NAMES
+    BUILTINS
         .iter()
-        .map(|name| {
-            let values = match *name {
-                "bus-width" => "1, 4, 8 (wider than the host came up with: --force)",
-                "packing" => "on (kernel default trigger) or a trigger 1..=MAX_PACKED_WRITES",
-                _ => "on, off",
-            }
-            .to_string();
-            match resolve(name, env, false) {
-                Ok(knob) => {
-                    let value = knob.read();
-                    KnobStatus {
-                        name: name.to_string(),
-                        available: value.is_ok(),
-                        reason: match &value {
-                            Ok(_) => note(name, env),
-                            Err(err) => format!("{err:#}"),
-                        },
-                        value: value.ok().map(|v| {
-                            if *name == "packing" {
-                                packing::describe(&v)
-                            } else {
-                                v
-                            }
-                        }),
-                        values,
-                    }
-                }
-                Err(err) => KnobStatus {
-                    name: name.to_string(),
-                    available: false,
-                    value: current_without_knob(name, env),
-                    values,
-                    reason: match err.downcast_ref::<Unavailable>() {
+        .map(|builtin| {
+            let (available, value, reason) = match (builtin.resolve)(env, false) {
+                Ok(knob) => match knob.read() {
+                    Ok(value) => (true, Some((builtin.show)(&value)), (builtin.note)(env)),
+                    Err(err) => (false, None, format!("{err:#}")),
+                },
+                Err(err) => (
+                    false,
+                    (builtin.current)(env),
+                    match err.downcast_ref::<Unavailable>() {
                         Some(u) => u.reason.clone(),
                         None => format!("{err:#}"),
                     },
-                },
+                ),
+            };
+            KnobStatus {
+                name: builtin.name.to_string(),
+                available,
+                value,
+                values: builtin.values.to_string(),
+                reason,
             }
         })
         .collect()
 }
 
-fn note(name: &str, env: &KnobEnv) -> String {
-    match name {
-        "bus-width" => {
-            let caps = HostCaps::new(&env.paths).read_caps().ok();
-            match caps {
-                Some(c) => format!(
-                    "switched via debugfs caps + runtime-PM re-init, verified in ios; host came \
-                     up with {} bits",
-                    caps_bus_width(c)
-                ),
-                None => String::new(),
-            }
-        }
-        "packing" => "wr_pack_stats read before/after each run".to_string(),
-        "cache" => "EXT_CSD CACHE_CTRL via CMD6, verified by re-reading EXT_CSD".to_string(),
-        _ => String::new(),
+fn bus_width_note(env: &KnobEnv) -> String {
+    match HostCaps::new(&env.paths).read_caps() {
+        Ok(caps) => format!(
+            "switched via debugfs caps + runtime-PM re-init, verified in ios; host came up with \
+             {} bits",
+            caps_bus_width(caps)
+        ),
+        Err(_) => String::new(),
     }
 }
 
-/// What an unavailable knob is set to anyway, where that is known (bus width from ios).
-fn current_without_knob(name: &str, env: &KnobEnv) -> Option<String> {
-    match name {
-        "bus-width" => HostCaps::new(&env.paths)
-            .while_active(|| ios_bus_width(&env.paths))
-            .ok()
-            .map(|w| w.to_string()),
-        "cqe" => super::attribute::read_attribute(&env.paths.card_sysfs.join("cmdq_en")).ok(),
-        "cache" => ext_csd_fields(&env.paths, &["CACHE_CTRL"])
-            .ok()
-            .and_then(|f| f[0])
-            .map(|v| {
-                if v & 1 == 1 {
-                    "on".to_string()
-                } else {
-                    "off".to_string()
-                }
-            }),
-        _ => None,
-    }
+/// The bus width in ios, when the bus-width knob is unavailable.
+fn bus_width_current(env: &KnobEnv) -> Option<String> {
+    HostCaps::new(&env.paths)
+        .while_active(|| ios_bus_width(&env.paths))
+        .ok()
+        .map(|w| w.to_string())
+}
+
+/// CACHE_CTRL as on/off, when the cache knob is unavailable.
+fn cache_current(env: &KnobEnv) -> Option<String> {
+    let ctrl = ext_csd_fields(&env.paths, &["CACHE_CTRL"]).ok()?[0]?;
+    Some(if ctrl & 1 == 1 { "on" } else { "off" }.to_string())
 }
 
 /// Placeholders a custom knob's path may use.
@@ -390,6 +417,7 @@ fn ext_csd_index(field: &str) -> Option<usize> {
     })
 }
 
+/// EXT_CSD of the card behind `paths`: read through the device module, switched with CMD6.
 struct CardExtCsd {
     paths: MmcPaths,
 }

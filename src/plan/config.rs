@@ -152,7 +152,7 @@ impl KnobDecl {
                 );
             }
         }
-        if crate::knob::BUILTIN_NAMES.contains(&name.as_str()) {
+        if crate::knob::builtin::find(name).is_some() {
             bail!("knob {name}: that name is a built-in knob; pick another name");
         }
         Ok(())
@@ -180,11 +180,9 @@ pub fn validate_configs(configs: &[ConfigSpec], custom: &[KnobDecl]) -> Result<(
             );
         }
         for knob in config.knob_values()?.keys() {
-            if !crate::knob::BUILTIN_NAMES.contains(&knob.as_str()) && !seen.contains(knob) {
-                let mut known: Vec<String> = crate::knob::BUILTIN_NAMES
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
+            if crate::knob::builtin::find(knob).is_none() && !seen.contains(knob) {
+                let mut known: Vec<String> =
+                    crate::knob::builtin::names().map(str::to_string).collect();
                 known.extend(seen.iter().cloned());
                 bail!(
                     "config {}: unknown knob '{knob}' (known: {}; declare others with [[knob]])",

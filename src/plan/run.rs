@@ -73,7 +73,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
         !c.expect.is_empty()
             || c.knobs
                 .keys()
-                .any(|k| crate::knob::BUILTIN_NAMES.contains(&k.as_str()))
+                .any(|k| crate::knob::builtin::find(k).is_some())
     }) || session
         .plan
         .knob
