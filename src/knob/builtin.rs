@@ -5,13 +5,11 @@
 
 use super::attribute::AttributeKnob;
 use super::caps::{caps_bus_width, BusWidthKnob, HostCaps};
-use super::command::CommandKnob;
 use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
 use super::packing::{self, PackingKnob};
 use super::{Knob, Unavailable};
 use crate::device::ioctl::{self, SwitchIndex};
 use crate::device::MmcPaths;
-use crate::plan::config::{KnobDecl, KnobKind};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::path::Path;
@@ -323,79 +321,6 @@ fn cache_current(env: &KnobEnv) -> Option<String> {
     Some(if ctrl & 1 == 1 { "on" } else { "off" }.to_string())
 }
 
-/// Placeholders a custom knob's path may use.
-pub fn fill_placeholders(text: &str, paths: Option<&MmcPaths>, disk: &str) -> String {
-    let mut out = text.replace("{disk}", disk);
-    if let Some(p) = paths {
-        for (key, value) in [
-            ("{host}", p.host.clone()),
-            ("{card}", p.card.clone()),
-            (
-                "{block_sysfs}",
-                p.block_sysfs.to_string_lossy().into_owned(),
-            ),
-            ("{card_sysfs}", p.card_sysfs.to_string_lossy().into_owned()),
-            (
-                "{host_debugfs}",
-                p.host_debugfs.to_string_lossy().into_owned(),
-            ),
-            (
-                "{card_debugfs}",
-                p.card_debugfs.to_string_lossy().into_owned(),
-            ),
-        ] {
-            out = out.replace(key, &value);
-        }
-    }
-    out
-}
-
-/// A knob declared in the plan (`[[knob]]`).
-pub fn custom(
-    decl: &KnobDecl,
-    paths: Option<&MmcPaths>,
-    disk: &str,
-    force: bool,
-) -> Result<Box<dyn Knob>> {
-    decl.validate()?;
-    let fill = |s: &Option<String>| s.as_deref().map(|s| fill_placeholders(s, paths, disk));
-    Ok(match decl.kind {
-        KnobKind::Attribute => {
-            let path = fill(&decl.path).expect("validated");
-            if path.contains('{') {
-                bail!("knob {}: path {path} has a placeholder this target cannot fill (is it an MMC device?)", decl.name);
-            }
-            Box::new(AttributeKnob::new(&decl.name, path, decl.values.clone()))
-        }
-        KnobKind::Command => Box::new(CommandKnob::new(
-            &decl.name,
-            &fill(&decl.read).expect("validated"),
-            &fill(&decl.apply).expect("validated"),
-            fill(&decl.verify).as_deref(),
-            fill(&decl.restore).as_deref(),
-        )),
-        KnobKind::ExtCsd => {
-            let Some(paths) = paths else {
-                bail!(
-                    "knob {}: an ext_csd knob needs an MMC device as --device",
-                    decl.name
-                );
-            };
-            let field = decl.field.clone().expect("validated");
-            let index = ext_csd_index(&field);
-            Box::new(ExtCsdKnob::new(
-                &decl.name,
-                &field,
-                index,
-                force,
-                Box::new(CardExtCsd {
-                    paths: paths.clone(),
-                }),
-            )?)
-        }
-    })
-}
-
 // ---- glue to the device module (ios, EXT_CSD, CMD6) ----
 
 fn ios_bus_width(paths: &MmcPaths) -> Result<u32> {
@@ -408,18 +333,9 @@ fn ext_csd_fields(paths: &MmcPaths, names: &[&str]) -> Result<Vec<Option<u64>>> 
     Ok(names.iter().map(|n| ext_csd.field(n)).collect())
 }
 
-/// Offset of a one-byte EXT_CSD field by name (or a number given as the field).
-fn ext_csd_index(field: &str) -> Option<usize> {
-    field.parse().ok().or_else(|| {
-        crate::device::ext_csd_table::find(&field.to_ascii_uppercase())
-            .filter(|f| f.width == 1)
-            .map(|f| f.offset)
-    })
-}
-
 /// EXT_CSD of the card behind `paths`: read through the device module, switched with CMD6.
-struct CardExtCsd {
-    paths: MmcPaths,
+pub(super) struct CardExtCsd {
+    pub(super) paths: MmcPaths,
 }
 
 impl ExtCsdAccess for CardExtCsd {

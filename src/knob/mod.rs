@@ -9,12 +9,15 @@
 //! One file per kind: [`attribute`] (sysfs/debugfs file), [`caps`] (debugfs host caps and
 //! the runtime-PM re-init), [`ext_csd`] (CMD6 SWITCH), [`command`] (shell hooks);
 //! [`builtin`] is the table of the names users type (`bus-width`, `packing`, `cqe`, `cache`)
-//! and what each resolves to.
+//! and what each resolves to; [`decl`] holds the plan's `[[knob]]` declarations and
+//! [`custom`] what they become on a target.
 
 pub mod attribute;
 pub mod builtin;
 pub mod caps;
 pub mod command;
+pub mod custom;
+pub mod decl;
 pub mod ext_csd;
 pub mod guard;
 pub mod packing;

@@ -78,7 +78,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
         .plan
         .knob
         .iter()
-        .any(|k| k.kind == super::config::KnobKind::ExtCsd);
+        .any(|k| k.kind() == super::config::KnobKind::ExtCsd);
     let observer = Observer::open(&session.target, needs_mmc)?;
 
     // Knobs used by any selected config, each checked for every value before any I/O.
