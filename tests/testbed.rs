@@ -1,6 +1,6 @@
 //! The testbed itself, end to end: boots the emulated eMMC under both kernels with both
 //! bus widths and checks that `mmcab info --json` agrees with the kernel's own files;
-//! the runtime bus-width switch of TESTBED.md (7.x accepts it, 6.12 refuses it); and
+//! the runtime bus-width switch of testbed/README.md (7.x accepts it, 6.12 refuses it); and
 //! testbed/run's contract (guest status passed through with its output, timeout, bad
 //! options). One boot per test, several checks per boot: each boot costs 20-40 s.
 
@@ -41,7 +41,7 @@ if echo "$new" > $D/caps 2>/out/caps_write.err; then echo 0; else echo 1; fi > /
 cat $D/caps > /out/caps_after
 "#;
 
-/// TESTBED.md's runtime switch, booted 8-bit: narrow to 4 bits (caps without 0x40, with
+/// testbed/README.md's runtime switch, booted 8-bit: narrow to 4 bits (caps without 0x40, with
 /// aggressive PM, runtime suspend, resume), check I/O, then restore 8 bits and the caps.
 const RUNTIME_SWITCH: &str = r#"
 D=/sys/kernel/debug/mmc0
@@ -163,7 +163,7 @@ fn check_info_matches_kernel(run: &GuestRun, bus_width: u64) {
         compared >= 20,
         "only {compared} EXT_CSD fields compared\n{ctx}"
     );
-    // The model reports BUS_WIDTH[183]: 1 = 4-bit, 2 = 8-bit (TESTBED.md).
+    // The model reports BUS_WIDTH[183]: 1 = 4-bit, 2 = 8-bit (testbed/README.md).
     assert_eq!(
         u64::from(bytes[183]),
         if bus_width == 8 { 2 } else { 1 },
@@ -223,7 +223,7 @@ fn check_caps_write_refused(run: &GuestRun) {
     assert_eq!(
         rc.trim(),
         "1",
-        "Linux {} accepted caps {} (TESTBED.md: 6.12 refuses the bus-width bits)\n{ctx}",
+        "Linux {} accepted caps {} (docs/kernel-facts.md: 6.12 refuses the bus-width bits)\n{ctx}",
         run.out_text("uname").trim(),
         run.out_text("caps_written").trim()
     );
@@ -393,7 +393,7 @@ fn linux_7_bus_width_8_info_and_runtime_switch_to_4_and_back() {
     assert_linux_7_or_newer(release.trim(), &ctx);
     let text = |f: &str| run.out_text(&format!("switch/{f}")).trim().to_string();
     let changed = format!(
-        "Linux {}: the runtime bus-width switch of TESTBED.md no longer behaves as on 7.2 \
+        "Linux {}: the runtime bus-width switch of testbed/README.md no longer behaves as on 7.2 \
          (debugfs caps without 0x40 + aggressive PM, runtime suspend/resume -> 4 bits)",
         release.trim()
     );

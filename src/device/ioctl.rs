@@ -371,7 +371,7 @@ mod tests {
 
     #[test]
     fn switch_argument_is_write_byte_index_value_cmdset() {
-        // CACHE_CTRL (33) = 1, as TESTBED.md's CMD6 test: arg 0x03210101.
+        // CACHE_CTRL (33) = 1, the CMD6 tried in the testbed (testbed/README.md): arg 0x03210101.
         let arg = (MMC_SWITCH_MODE_WRITE_BYTE << 24) | (33 << 16) | (1 << 8) | 1;
         assert_eq!(arg, 0x0321_0101);
     }
@@ -390,7 +390,7 @@ mod tests {
 
     #[test]
     fn status_0x900_is_tran_and_ready() {
-        // The emulated card's CMD6 answer in TESTBED.md: R1 0x900.
+        // The emulated card's CMD6 answer (testbed/README.md): R1 0x900.
         assert_eq!(state_name(0x900), "tran");
         assert_eq!(0x900 & R1_ERROR_MASK, 0);
     }
