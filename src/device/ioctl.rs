@@ -298,7 +298,8 @@ mod tests {
 
     #[test]
     fn switch_argument_is_write_byte_index_value_cmdset() {
-        // CACHE_CTRL (33) = 1: the argument mmc-utils' `mmc extcsd write 0x21 1` sends.
+        // CACHE_CTRL (33) = 1, the CMD6 tried in the testbed (testbed/README.md): the argument
+        // mmc-utils' `mmc extcsd write 0x21 1` sends.
         let index = SwitchIndex::try_from(33).unwrap();
         assert_eq!(switch_arg(index, 1, CMD_SET_NORMAL), 0x0321_0101);
     }
@@ -341,7 +342,7 @@ mod tests {
 
     #[test]
     fn status_0x900_is_tran_and_ready() {
-        // What the emulated eMMC (QEMU) answers to CMD6: R1 0x900.
+        // The emulated card's CMD6 answer (testbed/README.md): R1 0x900.
         assert_eq!(state_name(0x900), "tran");
         assert_eq!(0x900 & R1_ERROR_MASK, 0);
     }
