@@ -4,6 +4,7 @@
 //! plan file -> [`device`] (identity, ios, EXT_CSD) -> [`knob`] (snapshot, apply, verify)
 //! -> [`workload`] (run the jobs, measure) -> [`record`] (runs.csv, meta.json)
 //! -> [`knob`] restore -> [`stats`] -> [`report`].
+#![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod device;

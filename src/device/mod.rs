@@ -2,7 +2,7 @@
 //! host's bus settings, EXT_CSD and capabilities (`mmcab info`).
 //!
 //! - [`discover`]: name -> [`MmcPaths`] (sysfs, host, debugfs)
-//! - [`ioctl`]: the MMC ioctls (the only `unsafe` outside linux-uapi)
+//! - [`ioctl`]: the MMC ioctls, over the safe interface of `linux_uapi::mmc`
 //! - [`ext_csd`] (+ [`ext_csd_table`]), [`cid`], [`ios`]: decoding
 //! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
 //! - [`info`]: [`DeviceInfo`], all of it in one typed value (`mmcab info --json`,

@@ -73,12 +73,12 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
         !c.expect.is_empty()
             || c.knobs
                 .keys()
-                .any(|k| crate::knob::BUILTIN_NAMES.contains(&k.as_str()))
+                .any(|k| crate::knob::builtin::find(k).is_some())
     }) || session
         .plan
         .knob
         .iter()
-        .any(|k| k.kind == super::config::KnobKind::ExtCsd);
+        .any(|k| k.kind() == super::config::KnobKind::ExtCsd);
     let observer = Observer::open(&session.target, needs_mmc)?;
 
     // Knobs used by any selected config, each checked for every value before any I/O.
