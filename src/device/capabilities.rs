@@ -5,8 +5,8 @@
 
 use super::ext_csd::ExtCsd;
 use super::ios::Ios;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
 
 /// `MMC_CAP_4_BIT_DATA`, `MMC_CAP_8_BIT_DATA`, `MMC_CAP_AGGRESSIVE_PM` (include/linux/mmc/host.h).
 pub const MMC_CAP_4_BIT_DATA: u32 = 1 << 0;
@@ -19,19 +19,31 @@ pub const MMC_CAP2_CQE: u32 = 1 << 23;
 /// after 6.18. Seen: 6.12 refuses with EINVAL, 7.2 accepts (docs/kernel-facts.md).
 pub const BUS_WIDTH_CAPS_WRITABLE_SINCE: (u32, u32) = (6, 19);
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One verdict of `capabilities` in `mmcab info --json`: `supported`, `reason` and the
+/// numbers behind it, all as keys of one JSON object in alphabetical order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "Map<String, Value>")]
 pub struct Capability {
     pub supported: bool,
     pub reason: String,
     /// The numbers behind the verdict (field names carry units).
     #[serde(flatten)]
-    pub details: serde_json::Map<String, Value>,
+    pub details: Map<String, Value>,
+}
+
+impl From<Capability> for Map<String, Value> {
+    fn from(c: Capability) -> Self {
+        let mut m = c.details;
+        m.insert("supported".into(), Value::Bool(c.supported));
+        m.insert("reason".into(), Value::String(c.reason));
+        m
+    }
 }
 
 fn cap(supported: bool, reason: String, details: Value) -> Capability {
     let details = match details {
         Value::Object(m) => m,
-        _ => serde_json::Map::new(),
+        _ => Map::new(),
     };
     Capability {
         supported,
@@ -40,13 +52,28 @@ fn cap(supported: bool, reason: String, details: Value) -> Capability {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What mmcab's knobs rely on. Fields in alphabetical order, the order of the JSON keys
+/// and of `mmcab info`'s list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Capabilities {
-    pub packed: Capability,
-    pub cmdq: Capability,
-    pub cache: Capability,
     pub bus_width: Capability,
     pub bus_width_runtime_switch: Capability,
+    pub cache: Capability,
+    pub cmdq: Capability,
+    pub packed: Capability,
+}
+
+impl Capabilities {
+    /// (name, verdict) in the order of the fields.
+    pub fn iter(&self) -> [(&'static str, &Capability); 5] {
+        [
+            ("bus_width", &self.bus_width),
+            ("bus_width_runtime_switch", &self.bus_width_runtime_switch),
+            ("cache", &self.cache),
+            ("cmdq", &self.cmdq),
+            ("packed", &self.packed),
+        ]
+    }
 }
 
 /// Everything the verdicts are made from (gathered by the caller, so tests can give
@@ -69,9 +96,7 @@ pub struct Evidence<'a> {
 
 /// The running kernel's release (`uname -r`), empty when /proc cannot tell.
 pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    super::sysfs::read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default()
 }
 
 /// (major, minor) of a kernel release such as "7.2.13+deb14-armmp".

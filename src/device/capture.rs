@@ -11,15 +11,18 @@ pub struct Capture {
     sections: BTreeMap<String, String>,
 }
 
+/// The text of tests/fixtures/qemu-emmc/`name`.
+pub fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/qemu-emmc")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 impl Capture {
     /// Loads tests/fixtures/qemu-emmc/`name`.
     pub fn load(name: &str) -> Capture {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/qemu-emmc")
-            .join(name);
-        let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        Capture::parse(&text)
+        Capture::parse(&fixture(name))
     }
 
     pub fn parse(text: &str) -> Capture {
@@ -102,6 +105,22 @@ impl Capture {
             }
         }
         (sys, debug)
+    }
+
+    /// [`Capture::build_tree`] under `root`, discovered as `mmcblk0`, with `/dev/null`
+    /// standing in for the node: the mmc ioctl fails on it (ENOTTY), so EXT_CSD comes
+    /// from the tree's debugfs.
+    pub fn paths_in_tree(&self, root: &Path) -> crate::device::MmcPaths {
+        use crate::device::discover::{discover_in, Roots};
+        let (sys, debugfs) = self.build_tree(root);
+        let roots = Roots {
+            sys,
+            debugfs,
+            dev: "/dev".into(),
+        };
+        let mut paths = discover_in("mmcblk0", &roots).unwrap();
+        paths.dev_node = "/dev/null".into();
+        paths
     }
 }
 

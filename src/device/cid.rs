@@ -3,7 +3,7 @@
 //! card's sysfs `manfid`, `oemid`, `name`, `serial`, `date`.
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// eMMC (JEDEC) manufacturer IDs. Sources: the kernel's CID_MANFID_* quirk constants
 /// (drivers/mmc/core/card.h), mmc-utils lsmmc, vendor datasheets. 0xAA is QEMU's model.
@@ -197,19 +197,20 @@ pub fn decode_sd(cid_hex: &str) -> Result<Cid> {
     })
 }
 
-/// The CSD fields mmcab shows (eMMC layout; SD cards share bits 127:96).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// The CSD fields mmcab shows (eMMC layout; SD cards share bits 127:96): `csd` of
+/// `mmcab info --json`. Fields in alphabetical order, the order of the JSON keys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Csd {
-    pub structure: u8,
-    /// eMMC SPEC_VERS (MMCA version): 4 = 4.x and later.
-    pub spec_vers: u8,
-    /// TRAN_SPEED decoded: maximum bus clock in Hz.
-    pub tran_speed_hz: u64,
-    /// READ_BL_LEN as bytes.
-    pub read_block_bytes: u64,
     /// Legacy capacity from C_SIZE/C_SIZE_MULT (eMMC <= 2 GiB, SD 1.0), bytes; 0 when
     /// C_SIZE is 0xFFF (the card says: see EXT_CSD SEC_COUNT).
     pub legacy_capacity_bytes: u64,
+    /// READ_BL_LEN as bytes.
+    pub read_block_bytes: u64,
+    /// eMMC SPEC_VERS (MMCA version): 4 = 4.x and later.
+    pub spec_vers: u8,
+    pub structure: u8,
+    /// TRAN_SPEED decoded: maximum bus clock in Hz.
+    pub tran_speed_hz: u64,
 }
 
 pub fn decode_csd(csd_hex: &str) -> Result<Csd> {

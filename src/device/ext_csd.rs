@@ -5,13 +5,14 @@
 use super::ext_csd_table::{Decoder, Field, FIELDS};
 use super::MmcPaths;
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A decoded EXT_CSD value. JSON: numbers stay numbers, sizes are `{"bytes": N}`,
 /// times `{"ns": N}`, bit sets a list of names, and a field the card's EXT_CSD_REV does
-/// not define is `null` (its byte is still in `fields_raw` and `raw`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// not define is `null` (its byte is still in `fields_raw` and `raw`). Read back from
+/// that JSON (meta.json) by trying the variants in this order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum DecodedValue {
     Number(u64),
@@ -19,7 +20,7 @@ pub enum DecodedValue {
     Bytes { bytes: u64 },
     Duration { ns: u64 },
     Text(String),
-    Flags(Vec<&'static str>),
+    Flags(Vec<String>),
     NotDefined,
 }
 
@@ -163,7 +164,7 @@ impl ExtCsd {
                 names
                     .iter()
                     .filter(|(bit, _)| v & bit != 0)
-                    .map(|(_, n)| *n)
+                    .map(|(_, n)| n.to_string())
                     .collect(),
             ),
             Decoder::Custom(decode) => decode(v, self),
@@ -307,7 +308,7 @@ mod tests {
             assert_eq!(e.field("HC_ERASE_GRP_SIZE"), Some(1));
             assert_eq!(
                 e.decoded_field("CARD_TYPE"),
-                Some(DecodedValue::Flags(vec!["HS_26", "HS_52"]))
+                Some(DecodedValue::Flags(vec!["HS_26".into(), "HS_52".into()]))
             );
             assert_eq!(
                 e.decoded_field("EXT_CSD_REV"),
@@ -402,5 +403,24 @@ mod tests {
         assert_eq!(v, serde_json::json!({"bytes": 512}));
         let v = serde_json::to_value(DecodedValue::NotDefined).unwrap();
         assert!(v.is_null());
+    }
+
+    /// meta.json keeps the decoded fields as JSON: each variant reads back as itself.
+    #[test]
+    fn decoded_values_read_back_from_their_json() {
+        for v in [
+            DecodedValue::Number(70),
+            DecodedValue::Bool(true),
+            DecodedValue::Bytes { bytes: 524_288 },
+            DecodedValue::Duration { ns: 300_000_000 },
+            DecodedValue::Text("eMMC 4.3".into()),
+            DecodedValue::Flags(vec!["HS_26".into(), "HS_52".into()]),
+            DecodedValue::Flags(Vec::new()),
+            DecodedValue::NotDefined,
+        ] {
+            let json = serde_json::to_string(&v).unwrap();
+            let back: DecodedValue = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, v, "{json}");
+        }
     }
 }

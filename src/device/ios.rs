@@ -7,29 +7,31 @@
 
 use super::MmcPaths;
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// The parsed `ios`. meta.json records it per config (`configs[].ios`); fields in
+/// alphabetical order, the order its JSON has always had.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ios {
-    /// `clock:` requested bus clock.
-    pub clock_hz: u64,
     /// `actual clock:` (only some kernels/hosts print it).
     pub actual_clock_hz: Option<u64>,
-    /// `bus width:` in data lines: 1, 4 or 8.
-    pub bus_width_bits: u8,
-    /// `timing spec:` name, e.g. "mmc high-speed", "mmc HS200", "sd uhs SDR104".
-    pub timing: String,
-    /// `signal voltage:` e.g. "3.30 V", "1.80 V".
-    pub signal_voltage: String,
-    /// `vdd:` e.g. "3.3 ~ 3.4 V" (the text in parentheses), or the raw bit number.
-    pub vdd: String,
-    /// `power mode:` "off", "up", "on".
-    pub power_mode: String,
     /// `bus mode:` "open drain" / "push-pull".
     pub bus_mode: String,
+    /// `bus width:` in data lines: 1, 4 or 8.
+    pub bus_width_bits: u8,
+    /// `clock:` requested bus clock.
+    pub clock_hz: u64,
     /// `driver type:` e.g. "driver type B" (newer kernels only).
     pub driver_type: Option<String>,
+    /// `power mode:` "off", "up", "on".
+    pub power_mode: String,
+    /// `signal voltage:` e.g. "3.30 V", "1.80 V".
+    pub signal_voltage: String,
+    /// `timing spec:` name, e.g. "mmc high-speed", "mmc HS200", "sd uhs SDR104".
+    pub timing: String,
+    /// `vdd:` e.g. "3.3 ~ 3.4 V" (the text in parentheses), or the raw bit number.
+    pub vdd: String,
 }
 
 /// Splits "3 (8 bits)" into (3, "8 bits"); "52000000 Hz" into (52000000, "").
@@ -93,9 +95,7 @@ impl Ios {
 
 /// The card's runtime PM status from sysfs (`active`, `suspended`, ...), if exposed.
 pub fn runtime_status(paths: &MmcPaths) -> Option<String> {
-    std::fs::read_to_string(paths.card_sysfs.join("power/runtime_status"))
-        .ok()
-        .map(|s| s.trim().to_string())
+    super::sysfs::read_trimmed(paths.card_sysfs.join("power/runtime_status")).ok()
 }
 
 /// Wakes a runtime-suspended card: one 4 KiB O_DIRECT read of the disk's first block.

@@ -5,7 +5,10 @@
 //! - [`ioctl`]: the MMC ioctls, over the safe interface of `linux_uapi::mmc`
 //! - [`ext_csd`] (+ [`ext_csd_table`]), [`cid`], [`ios`]: decoding
 //! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
-//! - [`info`]: the JSON of `mmcab info --json`; [`render`]: its human form
+//! - [`info`]: [`DeviceInfo`], all of it in one typed value (`mmcab info --json`,
+//!   meta.json's `device`); [`probe`]: reading it from the kernel; [`render`]: its
+//!   human form
+//! - [`sysfs`]: reading kernel attribute files
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,12 +22,15 @@ pub mod ext_csd_table;
 pub mod info;
 pub mod ioctl;
 pub mod ios;
+pub mod probe;
 pub mod render;
+pub mod sysfs;
 
 pub use discover::{discover, ensure_debugfs};
 pub use ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};
-pub use info::{info_json, summary};
+pub use info::DeviceInfo;
 pub use ios::{read_ios, Ios};
+pub use probe::info_json;
 
 /// Where the kernel exposes one MMC/SD card, found from `/dev/mmcblkN[pM]` or `mmcblkN`.
 /// The knobs and the runner take every path they touch from here.
@@ -58,16 +64,16 @@ pub fn cmd_info(args: &crate::cli::InfoArgs) -> anyhow::Result<ExitCode> {
     }
     // Re-discover so the debugfs paths follow a mount made just now.
     let paths = discover(&args.device).unwrap_or(paths);
-    let info = info_json(&paths)?;
+    let info = DeviceInfo::read(&paths)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else if args.raw {
-        match info["ext_csd"]["raw"].as_str() {
-            Some(hex) => print!("{}", render::raw(hex)),
+        match &info.ext_csd {
+            Some(x) => print!("{}", render::raw(&x.raw)),
             None => anyhow::bail!(
                 "{}: no EXT_CSD: {}",
                 paths.dev_node.display(),
-                info["ext_csd_error"].as_str().unwrap_or("unknown reason")
+                info.ext_csd_error.as_deref().unwrap_or("unknown reason")
             ),
         }
     } else {

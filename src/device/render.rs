@@ -1,148 +1,168 @@
-//! Human output of `mmcab info` (the default) and `--raw`, rendered from the JSON value
-//! so both views always show the same facts.
+//! Human output of `mmcab info` (the default) and `--raw`, rendered from the
+//! [`DeviceInfo`] that `--json` prints, so every view shows the same facts.
 
+use super::ext_csd::DecodedValue;
 use super::ext_csd_table::FIELDS;
-use serde_json::Value;
+use super::info::{DeviceInfo, ExtCsdInfo, Identity, IosInfo};
+use serde::Deserialize;
+use std::fmt::Display;
 use std::fmt::Write;
 
-fn s(v: &Value) -> String {
-    match v {
-        Value::String(t) => t.clone(),
-        Value::Null => "-".to_string(),
-        other => other.to_string(),
+/// A value, or `-` when absent.
+fn or_dash<T: Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// What [`human`] renders: a [`DeviceInfo`] or, for callers that still hold
+/// [`super::info_json`]'s value, that value (read back into a `DeviceInfo` first, so a
+/// key that does not fit is reported, never shown as a dash). The value form is kept
+/// for compatibility only.
+pub trait InfoText {
+    fn info_text(&self) -> String;
+}
+
+impl InfoText for DeviceInfo {
+    fn info_text(&self) -> String {
+        text(self)
     }
 }
 
-/// A decoded EXT_CSD value from the JSON, for humans.
-fn decoded_text(v: &Value) -> String {
-    match v {
-        Value::Object(m) if m.contains_key("bytes") => {
-            let b = m["bytes"].as_u64().unwrap_or(0);
-            if b >= 1024 {
-                format!("{} ({b} bytes)", crate::units::format_size(b))
-            } else {
-                format!("{b} bytes")
-            }
+impl InfoText for serde_json::Value {
+    fn info_text(&self) -> String {
+        match DeviceInfo::deserialize(self) {
+            Ok(info) => text(&info),
+            Err(e) => format!("unreadable device information: {e}\n"),
         }
-        Value::Object(m) if m.contains_key("ns") => {
-            let ns = m["ns"].as_u64().unwrap_or(0);
-            if ns >= 1_000_000 {
-                format!("{} ms", ns as f64 / 1e6)
-            } else if ns >= 1000 {
-                format!("{} us", ns as f64 / 1e3)
-            } else {
-                format!("{ns} ns")
-            }
-        }
-        Value::Array(a) if a.is_empty() => "none".to_string(),
-        Value::Array(a) => a.iter().map(s).collect::<Vec<_>>().join(" "),
-        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
-        other => s(other),
     }
 }
 
-pub fn human(info: &Value) -> String {
+/// The whole text of `mmcab info DEVICE`.
+pub fn human(info: &impl InfoText) -> String {
+    info.info_text()
+}
+
+fn text(info: &DeviceInfo) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "{}: {}", s(&info["device"]), s(&info["summary"]));
+    header(&mut o, info);
+    identity(
+        &mut o,
+        info.identity.as_ref(),
+        info.identity_error.as_deref(),
+    );
+    bus(&mut o, info);
+    capabilities(&mut o, info);
+    ext_csd(&mut o, info.ext_csd.as_ref(), info.ext_csd_error.as_deref());
+    o
+}
+
+fn header(o: &mut String, info: &DeviceInfo) {
+    let _ = writeln!(o, "{}: {}", info.device.display(), info.summary);
     let _ = writeln!(
         o,
         "  card {} on host {}, kernel {}\n  sysfs {}\n  debugfs {}",
-        s(&info["card"]),
-        s(&info["host"]),
-        s(&info["kernel_release"]),
-        s(&info["paths"]["card_sysfs"]),
-        s(&info["paths"]["host_debugfs"])
+        info.card,
+        info.host,
+        info.kernel_release,
+        info.paths.card_sysfs.display(),
+        info.paths.host_debugfs.display()
     );
-    let id = &info["identity"];
+}
+
+fn identity(o: &mut String, id: Option<&Identity>, error: Option<&str>) {
     let _ = writeln!(o, "\nIdentity (CID)");
-    if id.is_null() {
-        let _ = writeln!(o, "  unavailable: {}", s(&info["identity_error"]));
-    } else {
-        let manfid = id["manfid"].as_u64().unwrap_or(0);
-        let oemid = id["oemid"].as_u64().unwrap_or(0);
-        let serial = id["serial"].as_u64().unwrap_or(0);
-        for (k, v) in [
-            (
-                "manufacturer",
-                format!("{} (manfid 0x{manfid:06x})", s(&id["manufacturer"])),
-            ),
-            ("oemid", format!("0x{oemid:04x}")),
-            ("name", s(&id["name"])),
-            (
-                "revision",
-                format!("0x{:x}", id["prv"].as_u64().unwrap_or(0)),
-            ),
-            ("serial", format!("0x{serial:08x}")),
-            ("date", s(&id["date"])),
-            ("package", s(&id["device_type"])),
-        ] {
-            let _ = writeln!(o, "  {k:<16}{v}");
-        }
+    let Some(id) = id else {
+        let _ = writeln!(o, "  unavailable: {}", or_dash(error));
+        return;
+    };
+    for (k, v) in [
+        (
+            "manufacturer",
+            format!("{} (manfid 0x{:06x})", id.manufacturer, id.manfid),
+        ),
+        ("oemid", format!("0x{:04x}", id.oemid)),
+        ("name", id.name.clone()),
+        ("revision", format!("0x{:x}", id.prv)),
+        ("serial", format!("0x{:08x}", id.serial)),
+        ("date", id.date.clone()),
+        ("package", or_dash(id.device_type.as_deref())),
+    ] {
+        let _ = writeln!(o, "  {k:<16}{v}");
     }
+}
+
+fn bus(o: &mut String, info: &DeviceInfo) {
     let _ = writeln!(o, "\nBus (debugfs ios)");
-    let ios = &info["ios"];
-    if ios.is_null() {
-        let _ = writeln!(o, "  unavailable: {}", s(&info["ios_error"]));
-    } else {
-        let _ = writeln!(o, "  {:<16}{} Hz", "clock", s(&ios["clock_hz"]));
-        let _ = writeln!(o, "  {:<16}{} bits", "bus width", s(&ios["bus_width"]));
-        for (k, key) in [
-            ("timing", "timing"),
-            ("signal voltage", "signal_voltage"),
-            ("vdd", "vdd"),
-            ("power mode", "power_mode"),
-        ] {
-            let _ = writeln!(o, "  {k:<16}{}", s(&ios[key]));
+    match &info.ios {
+        Some(ios) => ios_lines(o, ios),
+        None => {
+            let _ = writeln!(o, "  unavailable: {}", or_dash(info.ios_error.as_deref()));
         }
     }
+    let caps = &info.host_caps;
     let _ = writeln!(
         o,
         "  {:<16}caps {} caps2 {}",
         "host",
-        s(&info["host_caps"]["caps"]),
-        s(&info["host_caps"]["caps2"])
+        or_dash(caps.caps.as_deref()),
+        or_dash(caps.caps2.as_deref())
     );
+}
+
+fn ios_lines(o: &mut String, ios: &IosInfo) {
+    let _ = writeln!(o, "  {:<16}{} Hz", "clock", ios.clock_hz);
+    let _ = writeln!(o, "  {:<16}{} bits", "bus width", ios.bus_width);
+    for (k, v) in [
+        ("timing", &ios.timing),
+        ("signal voltage", &ios.signal_voltage),
+        ("vdd", &ios.vdd),
+        ("power mode", &ios.power_mode),
+    ] {
+        let _ = writeln!(o, "  {k:<16}{v}");
+    }
+}
+
+fn capabilities(o: &mut String, info: &DeviceInfo) {
     let _ = writeln!(o, "\nCapabilities");
-    if let Some(caps) = info["capabilities"].as_object() {
-        for (name, c) in caps {
-            let yes = if c["supported"].as_bool() == Some(true) {
-                "yes"
-            } else {
-                "no"
-            };
-            let _ = writeln!(o, "  {name:<26}{yes:<5}{}", s(&c["reason"]));
-        }
+    for (name, c) in info.capabilities.iter() {
+        let yes = if c.supported { "yes" } else { "no" };
+        let _ = writeln!(o, "  {name:<26}{yes:<5}{}", c.reason);
     }
-    let x = &info["ext_csd"];
-    if x.is_null() {
-        let _ = writeln!(o, "\nEXT_CSD\n  unavailable: {}", s(&info["ext_csd_error"]));
-        return o;
-    }
-    let rev_name = decoded_text(&x["fields"]["EXT_CSD_REV"]);
+}
+
+fn ext_csd(o: &mut String, x: Option<&ExtCsdInfo>, error: Option<&str>) {
+    let Some(x) = x else {
+        let _ = writeln!(o, "\nEXT_CSD\n  unavailable: {}", or_dash(error));
+        return;
+    };
+    let rev_name = match x.fields.get("EXT_CSD_REV") {
+        None | Some(DecodedValue::NotDefined) => "-".to_string(),
+        Some(v) => v.to_string(),
+    };
     let _ = writeln!(
         o,
         "\nEXT_CSD (rev {} = {rev_name}, read via {})",
-        s(&x["rev"]),
-        s(&x["source"])
+        x.rev,
+        x.source.as_str()
     );
-    if !x["source_note"].is_null() {
-        let _ = writeln!(o, "  note: {}", s(&x["source_note"]));
+    if let Some(note) = &x.source_note {
+        let _ = writeln!(o, "  note: {note}");
     }
     let mut undefined = 0;
     for f in FIELDS {
-        let decoded = &x["fields"][f.name];
-        if decoded.is_null() {
-            undefined += 1;
-            continue;
-        }
-        let raw = x["fields_raw"][f.name].as_u64().unwrap_or(0);
+        let decoded = match x.fields.get(f.name) {
+            None | Some(DecodedValue::NotDefined) => {
+                undefined += 1;
+                continue;
+            }
+            Some(v) => v,
+        };
+        let raw = x.fields_raw.get(f.name).copied().unwrap_or(0);
         let _ = writeln!(
             o,
-            "  [{:>3}] {:<28} 0x{raw:0w$x}{:pad$} {}",
+            "  [{:>3}] {:<28} 0x{raw:0w$x}{:pad$} {decoded}",
             f.offset,
             f.name,
             "",
-            decoded_text(decoded),
             w = f.width * 2,
             pad = 16usize.saturating_sub(f.width * 2),
         );
@@ -153,7 +173,6 @@ pub fn human(info: &Value) -> String {
             "  ({undefined} newer fields not defined at this EXT_CSD_REV; all bytes: --raw or --json)"
         );
     }
-    o
 }
 
 /// `--raw`: EXT_CSD as hex, 16 bytes per line, each line prefixed with its byte offset.
@@ -169,6 +188,7 @@ pub fn raw(hex: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::capture::fixture;
 
     #[test]
     fn raw_is_32_lines_of_16_bytes_with_offsets() {
@@ -185,17 +205,74 @@ mod tests {
 
     #[test]
     fn decoded_values_render_with_units() {
+        let text = |v: DecodedValue| v.to_string();
         assert_eq!(
-            decoded_text(&serde_json::json!({"bytes": 268435456})),
+            text(DecodedValue::Bytes { bytes: 268435456 }),
             "256MiB (268435456 bytes)"
         );
+        assert_eq!(text(DecodedValue::Duration { ns: 300000000 }), "300 ms");
         assert_eq!(
-            decoded_text(&serde_json::json!({"ns": 300000000})),
-            "300 ms"
-        );
-        assert_eq!(
-            decoded_text(&serde_json::json!(["HS_26", "HS_52"])),
+            text(DecodedValue::Flags(vec!["HS_26".into(), "HS_52".into()])),
             "HS_26 HS_52"
+        );
+        assert_eq!(text(DecodedValue::Flags(Vec::new())), "none");
+    }
+
+    /// `mmcab info` and `--raw` as 0.1.0 printed them in the guest, from the JSON it
+    /// printed there (tests/fixtures/qemu-emmc/README.md).
+    #[test]
+    fn text_is_what_v0_1_printed_in_the_guest() {
+        for which in ["linux7-bus8", "linux6-bus4"] {
+            let json = fixture(&format!("info-v0.1-{which}.json"));
+            let info: DeviceInfo = serde_json::from_str(&json).unwrap();
+            let want = fixture(&format!("info-v0.1-{which}.txt"));
+            let got = human(&info);
+            assert!(got == want, "{which}\n--- 0.1.0\n{want}\n--- now\n{got}");
+            let hex = &info.ext_csd.as_ref().unwrap().raw;
+            assert_eq!(raw(hex), fixture(&format!("info-v0.1-{which}.raw")));
+        }
+    }
+
+    /// The compatibility form: the JSON value renders as the struct it holds.
+    #[test]
+    fn json_value_renders_like_the_struct() {
+        let json = fixture("info-v0.1-linux7-bus8.json");
+        let info: DeviceInfo = serde_json::from_str(&json).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(human(&value), human(&info));
+        let err = human(&serde_json::json!({"schema": 1}));
+        assert!(
+            err.starts_with("unreadable device information: missing field"),
+            "{err}"
+        );
+    }
+
+    /// Parts that could not be read say why, and nothing else is invented.
+    #[test]
+    fn unreadable_parts_say_why() {
+        let json = fixture("info-v0.1-linux6-bus4.json");
+        let mut info: DeviceInfo = serde_json::from_str(&json).unwrap();
+        info.identity = None;
+        info.identity_error = Some("no cid attribute".into());
+        info.ios = None;
+        info.ios_error = None;
+        info.ext_csd = None;
+        info.ext_csd_error = Some("SD cards have no EXT_CSD (eMMC only)".into());
+        info.host_caps.caps2 = None;
+        let text = human(&info);
+        assert!(
+            text.contains("Identity (CID)\n  unavailable: no cid attribute\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "Bus (debugfs ios)\n  unavailable: -\n  host            caps 0x4000010f caps2 -\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("EXT_CSD\n  unavailable: SD cards have no EXT_CSD (eMMC only)\n"),
+            "{text}"
         );
     }
 }

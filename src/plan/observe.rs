@@ -152,7 +152,7 @@ impl Observer {
         if let Ok(ios) =
             HostCaps::new(&env.paths).while_active(|| crate::device::ios::read_ios(&env.paths))
         {
-            meta.ios = serde_json::to_value(&ios).unwrap_or_default();
+            meta.ios = Some(ios);
         }
         if let Ok((ext_csd, _)) = crate::device::ext_csd::read_ext_csd(&env.paths) {
             meta.ext_csd_hex = ext_csd.to_hex();
@@ -162,10 +162,10 @@ impl Observer {
     /// Device identity for meta.json.
     pub fn describe(&self, meta: &mut Meta) {
         if let Some(env) = &self.env {
-            match crate::device::info_json(&env.paths) {
-                Ok(json) => {
-                    meta.device_summary = crate::device::summary(&json);
-                    meta.device = json;
+            match crate::device::DeviceInfo::read(&env.paths) {
+                Ok(info) => {
+                    meta.device_summary = info.summary.clone();
+                    meta.device = Some(info);
                 }
                 Err(err) => eprintln!("mmcab: warning: device identity for meta.json: {err:#}"),
             }

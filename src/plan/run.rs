@@ -169,7 +169,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
             .check_expect(config)
             .with_context(|| what.clone())?;
         let config_meta = &mut meta.configs[slot.config];
-        if config_meta.ios.is_null() && config_meta.ext_csd_hex.is_empty() {
+        if config_meta.ios.is_none() && config_meta.ext_csd_hex.is_empty() {
             observer.observe_config(config_meta);
             writer.write_meta(&meta)?;
         }

@@ -283,7 +283,7 @@ impl Session {
             kernel_cmdline: read_trimmed("/proc/cmdline"),
             hostname: read_trimmed("/proc/sys/kernel/hostname"),
             target: self.target.to_string_lossy().into_owned(),
-            device: serde_json::Value::Null,
+            device: None,
             device_summary: String::new(),
             plan_name: self.plan.name.clone(),
             plan_sha256: hex(&Sha256::digest(self.plan_text.as_bytes())),
@@ -294,7 +294,7 @@ impl Session {
                 .map(|c| ConfigMeta {
                     name: c.name.clone(),
                     knobs: c.knob_values().unwrap_or_default(),
-                    ios: serde_json::Value::Null,
+                    ios: None,
                     ext_csd_hex: String::new(),
                 })
                 .collect(),

@@ -87,9 +87,10 @@ pub struct Meta {
     pub hostname: String,
     /// The target as given (`/dev/mmcblk0`, a file, a directory).
     pub target: String,
-    /// Identity of the device, when it is an MMC/SD card: the JSON of `mmcab info`
-    /// (`identity`, `ios`, `ext_csd`, `capabilities`); null for other targets.
-    pub device: serde_json::Value,
+    /// Everything `mmcab info --json` shows about the device when it is an MMC/SD card
+    /// (identity, ios, EXT_CSD, capabilities: compare checks the identity); null for
+    /// other targets.
+    pub device: Option<crate::device::DeviceInfo>,
     /// A one-line human description of the device, e.g. "QEMU!! (manfid 0x0000aa) 256 MiB eMMC".
     pub device_summary: String,
     pub plan_name: String,
@@ -120,7 +121,7 @@ pub struct ConfigMeta {
     /// Knob settings as written in the plan, e.g. {"bus-width": "8"}.
     pub knobs: std::collections::BTreeMap<String, String>,
     /// `ios` as parsed when the config was first verified (clock, bus width, timing), if any.
-    pub ios: serde_json::Value,
+    pub ios: Option<crate::device::Ios>,
     /// EXT_CSD (hex, byte 0 first) read when the config was first verified, if any.
     pub ext_csd_hex: String,
 }

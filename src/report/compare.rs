@@ -11,37 +11,38 @@
 use super::load::ResultsDir;
 use super::model::Report;
 use super::results;
+use crate::device::DeviceInfo;
 use crate::record::ConfigMeta;
 use anyhow::{bail, Result};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Fields that identify the measured device, as (name, value) pairs: for an MMC/SD
-/// card (meta.json `device` = `mmcab info --json`) the CID fields manfid, oemid, name,
-/// serial and `capacity_bytes`; bus width, clock and timing may differ between boots
-/// (that is often the point of comparing). For other targets (`device` null): the
-/// one-line device summary.
-pub fn device_identity(dir: &ResultsDir) -> Vec<(String, String)> {
+/// card (meta.json `device`) the CID's manfid, oemid, name and serial and the
+/// capacity; bus width, clock and timing may differ between boots (that is often the
+/// point of comparing). For other targets (`device` null): the one-line device summary.
+pub fn device_identity(dir: &ResultsDir) -> Vec<(&'static str, String)> {
     let meta = &dir.meta;
-    let text = |v: &Value| {
-        v.as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| v.to_string())
+    let Some(device) = &meta.device else {
+        return vec![("summary", meta.device_summary.clone())];
     };
-    if meta.device.is_null() {
-        return vec![("summary".into(), meta.device_summary.clone())];
+    card_identity(device)
+}
+
+/// The fields of [`device_identity`] for a card. A part the recording mmcab could not
+/// read is `null`, as meta.json has it.
+fn card_identity(device: &DeviceInfo) -> Vec<(&'static str, String)> {
+    fn text<T: ToString>(v: Option<T>) -> String {
+        v.map_or_else(|| "null".to_string(), |v| v.to_string())
     }
-    let identity = &meta.device["identity"];
-    let mut out: Vec<(String, String)> = ["manfid", "oemid", "name", "serial"]
-        .iter()
-        .map(|k| (k.to_string(), text(&identity[*k])))
-        .collect();
-    out.push((
-        "capacity_bytes".into(),
-        text(&meta.device["capacity_bytes"]),
-    ));
-    out
+    let id = device.identity.as_ref();
+    vec![
+        ("manfid", text(id.map(|i| i.manfid))),
+        ("oemid", text(id.map(|i| i.oemid))),
+        ("name", text(id.map(|i| &i.name))),
+        ("serial", text(id.map(|i| i.serial))),
+        ("capacity_bytes", text(device.capacity_bytes)),
+    ]
 }
 
 /// The device summary without the bus part (", 8-bit 52 MHz ..."), which may differ.
@@ -244,9 +245,8 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
 mod tests {
     use super::*;
     use crate::record::Meta;
-    use serde_json::json;
 
-    fn dir(name: &str, device: Value, summary: &str) -> ResultsDir {
+    fn dir(name: &str, device: Option<DeviceInfo>, summary: &str) -> ResultsDir {
         ResultsDir {
             dir: PathBuf::from(name),
             meta: Meta {
@@ -261,43 +261,96 @@ mod tests {
         }
     }
 
-    fn card(serial: u64) -> Value {
-        json!({"capacity_bytes": 268435456u64,
-               "identity": {"manfid": 170, "oemid": 0, "name": "QEMU!!", "serial": serial}})
+    /// The card as mmcab 0.1.0 recorded it in the guest (Linux 6.12, 4-bit bus).
+    fn card() -> DeviceInfo {
+        let json = crate::device::capture::fixture("info-v0.1-linux6-bus4.json");
+        serde_json::from_str(&json).expect("fixture reads")
     }
 
     #[test]
     fn bus_width_may_differ_but_the_card_may_not() {
         let a = dir(
             "a",
-            card(1),
+            Some(card()),
             "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 4-bit 52 MHz",
         );
+        let mut eight = card();
+        eight.ios.as_mut().unwrap().bus_width = 8;
         let b = dir(
             "b",
-            card(1),
+            Some(eight),
             "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 8-bit 52 MHz",
         );
         assert!(mismatches(&[a.clone(), b]).is_empty());
+        let mut other = card();
+        other.identity.as_mut().unwrap().serial = 2;
         let c = dir(
             "c",
-            card(2),
+            Some(other),
             "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 4-bit 52 MHz",
         );
         let m = mismatches(&[a, c]);
-        assert_eq!(m.len(), 1);
-        assert!(m[0].contains("serial differs"), "{m:?}");
+        assert_eq!(
+            m,
+            ["device serial differs: a has '3735928559', c has '2'"],
+            "{m:?}"
+        );
         assert_eq!(
             device_name("QEMU!! 256 MiB eMMC, 8-bit 52 MHz"),
             "QEMU!! 256 MiB eMMC"
         );
     }
 
+    /// Every identity field takes part: each change alone is a refusal naming it.
+    #[test]
+    fn each_identity_field_is_checked() {
+        type Edit = fn(&mut DeviceInfo);
+        let edits: [(&str, Edit); 5] = [
+            ("manfid", |d| d.identity.as_mut().unwrap().manfid = 0x15),
+            ("oemid", |d| d.identity.as_mut().unwrap().oemid = 0x100),
+            ("name", |d| {
+                d.identity.as_mut().unwrap().name = "8GTF4R".into()
+            }),
+            ("serial", |d| d.identity.as_mut().unwrap().serial = 7),
+            ("capacity_bytes", |d| d.capacity_bytes = Some(1 << 33)),
+        ];
+        let a = dir("a", Some(card()), "x");
+        for (field, edit) in edits {
+            let mut other = card();
+            edit(&mut other);
+            let m = mismatches(&[a.clone(), dir("b", Some(other), "x")]);
+            assert_eq!(m.len(), 1, "{field}: {m:?}");
+            assert!(
+                m[0].starts_with(&format!("device {field} differs")),
+                "{m:?}"
+            );
+        }
+        // A card against a file or loop device: nothing of the card was recorded there.
+        let m = mismatches(&[a, dir("b", None, "x")]);
+        assert_eq!(m.len(), 5, "{m:?}");
+        assert!(m[0].contains("'(not recorded)'"), "{m:?}");
+    }
+
+    #[test]
+    fn build_refuses_another_card_unless_forced() {
+        let a = dir("a", Some(card()), "x");
+        let mut other = card();
+        other.identity.as_mut().unwrap().serial = 2;
+        let b = dir("b", Some(other), "x");
+        let err = format!("{:#}", build(&[a, b], false).unwrap_err());
+        assert!(
+            err.contains("refusing to compare unlike with unlike")
+                && err.contains("device serial differs")
+                && err.contains("--force"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn labels_are_unique_and_name_the_output_dir() {
-        let mut a = dir("/r/a", Value::Null, "x");
+        let mut a = dir("/r/a", None, "x");
         a.meta.label = "v7".into();
-        let mut b = dir("/r/b", Value::Null, "x");
+        let mut b = dir("/r/b", None, "x");
         b.meta.label = "v7".into();
         assert_eq!(labels(&[a.clone(), b.clone()]), vec!["v7", "v7#2"]);
         assert_eq!(

@@ -82,6 +82,31 @@ mod tests {
         assert_eq!(r.display_label(), "results-loop");
     }
 
+    /// meta.json written by mmcab 0.1.0 on the emulated eMMC (device and per-config ios
+    /// as untyped JSON then) reads into the typed Meta and writes back byte for byte.
+    #[test]
+    fn v0_1_meta_json_reads_typed_and_writes_back_unchanged() {
+        for boot in ["boot1", "boot2"] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("tests/fixtures/results-v0.1-emmc-{boot}"));
+            let r = load(&dir).expect("fixture loads");
+            let device = r.meta.device.as_ref().expect("device recorded");
+            let id = device.identity.as_ref().expect("identity recorded");
+            assert_eq!((id.manfid, id.serial), (0xaa, 0xdead_beef));
+            assert_eq!(device.summary, r.meta.device_summary);
+            let widths: Vec<u8> = r
+                .meta
+                .configs
+                .iter()
+                .map(|c| c.ios.as_ref().expect("ios recorded").bus_width_bits)
+                .collect();
+            assert_eq!(widths, [8, 4]);
+            let written = serde_json::to_string_pretty(&r.meta).expect("encode");
+            let text = std::fs::read_to_string(dir.join(META_JSON)).expect("meta.json");
+            assert!(written == text, "{boot}: meta.json does not round-trip");
+        }
+    }
+
     #[test]
     fn missing_dir_names_the_path_and_the_fix() {
         let err = load(Path::new("/nonexistent/mmcab"))

@@ -1,0 +1,202 @@
+//! Results directories written by mmcab 0.1.0 stay readable: `mmcab report` and
+//! `mmcab compare` on them print and write exactly what 0.1.0 did.
+//!
+//! Fixtures: tests/fixtures/results-v0.1-emmc-boot1 and -boot2, recorded on the emulated
+//! eMMC by the 0.1.0 binary, and the outputs 0.1.0 gave for them in
+//! tests/fixtures/results-v0.1-emmc.expected/ (how both were made:
+//! tests/fixtures/results-v0.1-emmc.README.md). The directories are never regenerated;
+//! `UPDATE_GOLDEN=1 cargo test --test old_results` rewrites the expected outputs after an
+//! intended change of the report (review the diff and say why in the commit).
+//!
+//! In the guest, `mmcab info` prints what 0.1.0 printed there
+//! (tests/fixtures/qemu-emmc/info-v0.1-*), and a directory recorded now compares with
+//! one 0.1.0 recorded.
+
+#[path = "common/testbed.rs"]
+mod testbed;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn expected(name: &str) -> PathBuf {
+    fixtures().join("results-v0.1-emmc.expected").join(name)
+}
+
+fn mmcab(args: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mmcab"))
+        .args(args)
+        .output()
+        .expect("run mmcab")
+}
+
+/// A writable copy of `results-v0.1-emmc-<boot>` under `tmp` (the report is written
+/// into the results directory).
+fn copy_fixture(tmp: &Path, boot: &str) -> PathBuf {
+    let from = fixtures().join(format!("results-v0.1-emmc-{boot}"));
+    let to = tmp.join(format!("results-v0.1-emmc-{boot}"));
+    copy_files(&from, &to);
+    to
+}
+
+/// Copies the five files of a results directory (runs, series, latency, meta,
+/// restore.sh; not the report subdirectory).
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    let mut copied = 0;
+    for entry in std::fs::read_dir(from).expect("read results dir") {
+        let entry = entry.expect("entry");
+        if entry.file_type().expect("type").is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+            copied += 1;
+        }
+    }
+    assert_eq!(
+        copied,
+        5,
+        "{}: runs, series, latency, meta, restore.sh",
+        from.display()
+    );
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `actual` equals the golden file `name` (or replaces it with UPDATE_GOLDEN=1).
+fn golden(name: &str, actual: &str) {
+    let path = expected(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let want = read(&path);
+    assert!(
+        want == actual,
+        "output differs from what mmcab 0.1.0 gave ({}; UPDATE_GOLDEN=1 to accept an \
+         intended change):\n--- expected\n{want}\n--- actual\n{actual}",
+        path.display()
+    );
+}
+
+fn success_stdout(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "mmcab failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+#[test]
+fn report_of_a_v0_1_results_dir_is_unchanged() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for boot in ["boot1", "boot2"] {
+        let dir = copy_fixture(tmp.path(), boot);
+        let text = success_stdout(mmcab(&[Path::new("report"), &dir]));
+        golden(&format!("report-{boot}.txt"), &text);
+        assert_eq!(read(&dir.join("report/report.txt")), text, "{boot}");
+        golden(
+            &format!("summary-{boot}.csv"),
+            &read(&dir.join("report/summary.csv")),
+        );
+    }
+}
+
+#[test]
+fn compare_of_two_v0_1_results_dirs_is_unchanged() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = copy_fixture(tmp.path(), "boot1");
+    let b = copy_fixture(tmp.path(), "boot2");
+    let text = success_stdout(mmcab(&[Path::new("compare"), &a, &b]));
+    golden("compare-boot1-vs-boot2.txt", &text);
+    let out = a.join("report/compare-boot1-vs-boot2");
+    assert_eq!(read(&out.join("report.txt")), text);
+    golden(
+        "compare-boot1-vs-boot2-summary.csv",
+        &read(&out.join("summary.csv")),
+    );
+}
+
+/// The device recorded by 0.1.0 (`meta.json` `device` = `info --json`) is still what
+/// compare checks: another card serial or capacity in it is refused, naming the field.
+#[test]
+fn compare_still_refuses_another_card_recorded_by_v0_1() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = copy_fixture(tmp.path(), "boot1");
+    for (pointer, value, field) in [
+        ("/device/identity/serial", serde_json::json!(1), "serial"),
+        ("/device/identity/manfid", serde_json::json!(0x15), "manfid"),
+        (
+            "/device/capacity_bytes",
+            serde_json::json!(1u64 << 33),
+            "capacity_bytes",
+        ),
+    ] {
+        let b = copy_fixture(tmp.path(), "boot2");
+        let meta_path = b.join("meta.json");
+        let mut meta: serde_json::Value = serde_json::from_str(&read(&meta_path)).expect("json");
+        *meta.pointer_mut(pointer).expect(pointer) = value;
+        std::fs::write(
+            &meta_path,
+            serde_json::to_string_pretty(&meta).expect("json"),
+        )
+        .expect("write meta.json");
+        let out = mmcab(&[Path::new("compare"), &a, &b]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(&format!("device {field} differs")),
+            "{pointer}: {err}"
+        );
+    }
+}
+
+/// What the guest runs: 0.1.0's fixtures were made the same way (Linux 7.x, bus width
+/// 8, fresh image), plus a short recorded run of the same plan.
+const IN_GUEST: &str = "set -e
+uname -r > /out/uname
+mmcab info --json /dev/mmcblk0 > /out/info.json
+mmcab info /dev/mmcblk0 > /out/info.txt
+mmcab info --raw /dev/mmcblk0 > /out/info.raw
+mmcab run /workloads/bus-width-ab.toml --device /dev/mmcblk0 --allow-write \
+    --scale-down 16 --repeat 2 --workload seq-read --out /out/ab --label now --quiet
+";
+
+/// The kernel release the info-v0.1-linux7-bus8 fixtures were made on; a newer 7.x in
+/// the testbed's cache differs only in this text.
+const FIXTURE_RELEASE: &str = "7.2.13+deb14-armmp";
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn in_the_guest_info_is_what_v0_1_printed_and_new_results_compare_with_old() {
+    let run = testbed::Guest::new("old-results")
+        .kernel("7")
+        .bus_width(8)
+        .run(IN_GUEST);
+    run.assert_success();
+    let release = run.out_text("uname").trim().to_string();
+    for ext in ["json", "txt", "raw"] {
+        let want = read(&fixtures().join(format!("qemu-emmc/info-v0.1-linux7-bus8.{ext}")));
+        let got = run
+            .out_text(&format!("info.{ext}"))
+            .replace(&release, FIXTURE_RELEASE);
+        assert!(
+            got == want,
+            "info ({ext}) differs from what 0.1.0 printed in the guest\n--- 0.1.0\n{want}\n--- now\n{got}"
+        );
+    }
+    // The directory recorded now and the one 0.1.0 recorded: same card, same plan.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let old = copy_fixture(tmp.path(), "boot1");
+    let now = tmp.path().join("now");
+    copy_files(&run.out_dir.join("ab"), &now);
+    let text = success_stdout(mmcab(&[Path::new("compare"), &old, &now]));
+    assert!(
+        text.contains("now/bus8 vs boot1/bus8:") && text.contains("now/bus4 vs boot1/bus4:"),
+        "{text}"
+    );
+}
