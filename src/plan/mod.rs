@@ -4,6 +4,7 @@
 //! - [`matrix`]: expansion and order; [`session`]: settings, resume, results directory
 //! - [`run`]: the runner loop; [`observe`]: what it reads from the device
 pub mod config;
+pub mod limits;
 pub mod matrix;
 pub mod observe;
 pub mod run;

@@ -140,8 +140,8 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
     };
     writer.write_file_atomic(RESTORE_SH, guard.restore_script().as_bytes())?;
 
-    let pending = session.pending();
-    let total = session.slots.len();
+    let pending: Vec<_> = session.pending().collect();
+    let total = session.matrix.len();
     let progress = Progress::new(pending.len() as u64, args.quiet);
     if !session.finished.is_empty() {
         progress.line(&format!(

@@ -3,7 +3,7 @@
 //! the results directory and its metadata.
 
 use super::config::ConfigSpec;
-use super::matrix::{expand, Order, Slot};
+use super::matrix::{Matrix, Order, Slot};
 use super::spec::Plan;
 use crate::cli::RunArgs;
 use crate::record::writer::ResultsWriter;
@@ -25,15 +25,13 @@ pub struct Session {
     pub configs: Vec<ConfigSpec>,
     /// Indices into `plan.workload`, in plan order.
     pub workloads: Vec<usize>,
-    pub repetitions: u32,
-    pub warmup: u32,
-    pub order: Order,
+    /// Runs in order: configs x workloads x (warm-up + repetitions), walked lazily.
+    pub matrix: Matrix,
     pub seed: u64,
     /// `--scale-down` (None: 1).
     pub scale_down: Option<u32>,
     pub label: String,
     pub target: PathBuf,
-    pub slots: Vec<Slot>,
     /// Runs already in runs.csv (resume).
     pub finished: BTreeSet<u32>,
     /// Set when resuming: the results directory and its meta.json.
@@ -62,12 +60,10 @@ impl Session {
             .with_context(|| format!("plan file {}", plan_path.display()))?;
         let configs = select_configs(&plan, &args.config)?;
         let workloads = select_workloads(&plan, &args.workload)?;
-        let order = Order::parse(
-            args.order
-                .as_deref()
-                .or(plan.order.as_deref())
-                .unwrap_or("interleaved"),
-        )?;
+        let order = match &args.order {
+            Some(text) => text.parse()?,
+            None => plan.order.unwrap_or_default(),
+        };
         let repetitions = args
             .repeat
             .or(plan.repetitions)
@@ -85,27 +81,24 @@ impl Session {
                  directory (or --dry-run to only print the matrix)"
             ),
         };
-        let slots = expand(
+        let matrix = Matrix::new(
             configs.len(),
             workloads.len(),
             repetitions,
             warmup,
             order,
             seed,
-        );
+        )?;
         Ok(Session {
             plan,
             plan_text,
             configs,
             workloads,
-            repetitions,
-            warmup,
-            order,
+            matrix,
             seed,
             scale_down: args.scale_down.filter(|&n| n != 1),
             label: args.label.clone().unwrap_or_default(),
             target,
-            slots,
             finished: BTreeSet::new(),
             resumed: None,
         })
@@ -178,28 +171,25 @@ impl Session {
         let names: Vec<String> = meta.configs.iter().map(|c| c.name.clone()).collect();
         let configs = select_configs(&plan, &names)?;
         let workloads = select_workloads(&plan, &meta.workloads)?;
-        let order = Order::parse(&meta.order)?;
-        let slots = expand(
+        let order: Order = meta.order.parse()?;
+        let matrix = Matrix::new(
             configs.len(),
             workloads.len(),
             meta.repetitions,
             meta.warmup,
             order,
             meta.seed,
-        );
+        )?;
         Ok(Session {
             plan_text: meta.plan_text.clone(),
             plan,
             configs,
             workloads,
-            repetitions: meta.repetitions,
-            warmup: meta.warmup,
-            order,
+            matrix,
             seed: meta.seed,
             scale_down: meta.scale_down,
             label: meta.label.clone(),
             target,
-            slots,
             finished,
             resumed: Some((writer, meta)),
         })
@@ -210,12 +200,10 @@ impl Session {
     }
 
     /// Runs still to do, in order.
-    pub fn pending(&self) -> Vec<Slot> {
-        self.slots
+    pub fn pending(&self) -> impl Iterator<Item = Slot> + '_ {
+        self.matrix
             .iter()
             .filter(|s| !self.finished.contains(&s.run))
-            .copied()
-            .collect()
     }
 
     /// The matrix as `--dry-run` prints it.
@@ -225,10 +213,10 @@ impl Session {
             self.plan.name,
             self.configs.len(),
             self.workloads.len(),
-            self.repetitions,
-            if self.warmup > 0 { format!(" + {} warm-up", self.warmup) } else { String::new() },
-            self.slots.len(),
-            self.order.as_str(),
+            self.matrix.repetitions(),
+            if self.matrix.warmup() > 0 { format!(" + {} warm-up", self.matrix.warmup()) } else { String::new() },
+            self.matrix.len(),
+            self.matrix.order(),
             self.seed
         );
         for config in &self.configs {
@@ -252,7 +240,7 @@ impl Session {
             "{:>5}  {:<16} {:<20} {:>4}  {}\n",
             "run", "config", "workload", "rep", "note"
         ));
-        for slot in &self.slots {
+        for slot in &self.matrix {
             let mut note = Vec::new();
             if slot.warmup {
                 note.push("warm-up");
@@ -264,7 +252,7 @@ impl Session {
                 "{:>5}  {:<16} {:<20} {:>4}  {}",
                 slot.run,
                 self.configs[slot.config].name,
-                self.workload_name(slot),
+                self.workload_name(&slot),
                 slot.repetition,
                 note.join(", ")
             );
@@ -303,9 +291,9 @@ impl Session {
                 .iter()
                 .map(|&w| self.plan.workload[w].name.clone())
                 .collect(),
-            repetitions: self.repetitions,
-            warmup: self.warmup,
-            order: self.order.as_str().to_string(),
+            repetitions: self.matrix.repetitions(),
+            warmup: self.matrix.warmup(),
+            order: self.matrix.order().to_string(),
             seed: self.seed,
             scale_down: self.scale_down,
             started_unix_s: unix_now(),
