@@ -9,28 +9,15 @@ use crate::cli::RunArgs;
 use crate::knob::guard::{Interrupts, KnobGuard};
 use crate::knob::Knob;
 use crate::record::writer::{append_rows, read_rows, ResultsWriter, RunKey};
-use crate::record::{RunRow, GROUP_JOB, RUNS_CSV};
+use crate::record::{EvidenceRow, RunRow, GROUP_JOB, KNOB_EVIDENCE_CSV, RESTORE_SH, RUNS_CSV};
 use crate::workload::output::EXIT_VERIFY_FAILED;
+use crate::workload::result::Direction;
 use crate::workload::spec::WorkloadSpec;
 use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, Target};
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::process::ExitCode;
-
-pub const KNOB_EVIDENCE_CSV: &str = "knob_evidence.csv";
-pub const RESTORE_SH: &str = "restore.sh";
-
-/// One row of `knob_evidence.csv`: what a knob's counters showed over one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EvidenceRow {
-    pub run: u32,
-    pub config: String,
-    pub workload: String,
-    pub knob: String,
-    pub evidence: String,
-}
 
 /// A plan without `[[config]]` and none of the recording options (`--out`, `--label`,
 /// `--resume`, `--repeat`, `--warmup`, `--order`, `--config`) is one pass over the
@@ -69,6 +56,13 @@ pub fn cmd_run(args: &RunArgs) -> Result<ExitCode> {
     // Signals first: from here on Ctrl-C/SIGTERM stop the run instead of killing it.
     let interrupts = Interrupts::install()?;
     let mut session = Session::from_args(args, true)?;
+    for torn in &session.torn {
+        eprintln!(
+            "mmcab: {}: dropping a torn last line ({} bytes) left by the interrupted run",
+            torn.path.display(),
+            torn.bytes
+        );
+    }
     let needs_mmc = session.configs.iter().any(|c| {
         !c.expect.is_empty()
             || c.knobs
@@ -331,13 +325,9 @@ fn drop_caches() -> Result<()> {
 /// Mean MB/s of the measured (non-warm-up) group rows per config x workload x direction.
 pub fn summary_table(rows: &[RunRow]) -> String {
     // Keyed (and so listed) by workload, direction, config.
-    let mut groups: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, Direction, String), Vec<f64>> = BTreeMap::new();
     for row in rows.iter().filter(|r| r.job == GROUP_JOB && !r.warmup) {
-        let key = (
-            row.workload.clone(),
-            row.direction.clone(),
-            row.config.clone(),
-        );
+        let key = (row.workload.clone(), row.direction, row.config.clone());
         groups.entry(key).or_default().push(row.mb_per_s);
     }
     let mut out = format!(
@@ -349,7 +339,7 @@ pub fn summary_table(rows: &[RunRow]) -> String {
         out.push_str(&format!(
             "{:<20} {:<6} {:<16} {:>4} {:>13.2}\n",
             key.0,
-            key.1,
+            key.1.as_str(),
             key.2,
             values.len(),
             mean
@@ -420,7 +410,7 @@ mod tests {
             warmup,
             started_unix_s: 0.0,
             job: GROUP_JOB.into(),
-            direction: "read".into(),
+            direction: Direction::Read,
             bytes: 1,
             ops: 1,
             seconds: 1.0,

@@ -6,7 +6,7 @@ use super::config::ConfigSpec;
 use super::matrix::{Matrix, Order, Slot};
 use super::spec::Plan;
 use crate::cli::RunArgs;
-use crate::record::writer::ResultsWriter;
+use crate::record::writer::{ResultsWriter, Resumed, TornLine};
 use crate::record::{ConfigMeta, Meta};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -36,6 +36,8 @@ pub struct Session {
     pub finished: BTreeSet<u32>,
     /// Set when resuming: the results directory and its meta.json.
     pub resumed: Option<(ResultsWriter, Meta)>,
+    /// Torn last lines cut off when resuming.
+    pub torn: Vec<TornLine>,
 }
 
 impl Session {
@@ -101,13 +103,19 @@ impl Session {
             target,
             finished: BTreeSet::new(),
             resumed: None,
+            torn: Vec::new(),
         })
     }
 
     /// Rebuild the session of an interrupted run from its meta.json: same plan text,
     /// configs, workloads, order, seed and repetitions, so the matrix is the same.
     fn resume(args: &RunArgs, dir: &Path) -> Result<Session> {
-        let (writer, meta, finished) = ResultsWriter::resume(dir)?;
+        let Resumed {
+            writer,
+            meta,
+            finished,
+            torn,
+        } = ResultsWriter::resume(dir)?;
         if meta.finished_unix_s.is_some() {
             bail!("{} is a finished run: nothing to resume", dir.display());
         }
@@ -127,14 +135,21 @@ impl Session {
             .plan_text
             .parse()
             .with_context(|| format!("the plan saved in {}/meta.json", dir.display()))?;
-        for (given, saved, what) in [
-            (args.label.as_deref(), meta.label.as_str(), "--label"),
-            (args.order.as_deref(), meta.order.as_str(), "--order"),
-        ] {
-            if let Some(given) = given {
-                if given != saved {
-                    bail!("{what} {given} differs from the interrupted run's '{saved}': leave it out with --resume");
-                }
+        if let Some(given) = args.label.as_deref().filter(|&l| l != meta.label) {
+            bail!(
+                "--label {given} differs from the interrupted run's '{}': leave it out with \
+                 --resume",
+                meta.label
+            );
+        }
+        if let Some(given) = &args.order {
+            // Compared as orders, so `--order abab` matches a saved "interleaved".
+            if given.parse::<Order>()? != meta.order {
+                bail!(
+                    "--order {given} differs from the interrupted run's '{}': leave it out \
+                     with --resume",
+                    meta.order
+                );
             }
         }
         if args
@@ -171,7 +186,7 @@ impl Session {
         let names: Vec<String> = meta.configs.iter().map(|c| c.name.clone()).collect();
         let configs = select_configs(&plan, &names)?;
         let workloads = select_workloads(&plan, &meta.workloads)?;
-        let order: Order = meta.order.parse()?;
+        let order = meta.order;
         let matrix = Matrix::new(
             configs.len(),
             workloads.len(),
@@ -192,6 +207,7 @@ impl Session {
             target,
             finished,
             resumed: Some((writer, meta)),
+            torn,
         })
     }
 
@@ -293,7 +309,7 @@ impl Session {
                 .collect(),
             repetitions: self.matrix.repetitions(),
             warmup: self.matrix.warmup(),
-            order: self.matrix.order().to_string(),
+            order: self.matrix.order(),
             seed: self.seed,
             scale_down: self.scale_down,
             started_unix_s: unix_now(),
