@@ -1,5 +1,6 @@
 //! Device discovery and introspection: from `/dev/mmcblkN` to the card's identity, the
-//! host's bus settings, EXT_CSD and capabilities (`mmcab info`).
+//! host's bus settings, EXT_CSD and capabilities (what `mmcab info` shows). Returns
+//! data; the command line prints it.
 //!
 //! - [`discover`]: name -> [`MmcPaths`] (sysfs, host, debugfs)
 //! - [`ioctl`]: the MMC ioctls (the only `unsafe` outside linux-uapi)
@@ -7,7 +8,6 @@
 //! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
 //! - [`info`]: the JSON of `mmcab info --json`; [`render`]: its human form
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 pub mod capabilities;
 #[cfg(test)]
@@ -47,31 +47,4 @@ pub struct MmcPaths {
     pub host_debugfs: PathBuf,
     /// `/sys/kernel/debug/mmc0/mmc0:0001`.
     pub card_debugfs: PathBuf,
-}
-
-/// `mmcab info DEVICE [--json | --raw]`.
-pub fn cmd_info(args: &crate::cli::InfoArgs) -> anyhow::Result<ExitCode> {
-    // Discovery first: a wrong name fails with one line before anything is mounted.
-    let paths = discover(&args.device)?;
-    if let Err(e) = ensure_debugfs() {
-        eprintln!("mmcab: warning: {e:#}");
-    }
-    // Re-discover so the debugfs paths follow a mount made just now.
-    let paths = discover(&args.device).unwrap_or(paths);
-    let info = info_json(&paths)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-    } else if args.raw {
-        match info["ext_csd"]["raw"].as_str() {
-            Some(hex) => print!("{}", render::raw(hex)),
-            None => anyhow::bail!(
-                "{}: no EXT_CSD: {}",
-                paths.dev_node.display(),
-                info["ext_csd_error"].as_str().unwrap_or("unknown reason")
-            ),
-        }
-    } else {
-        print!("{}", render::human(&info));
-    }
-    Ok(ExitCode::SUCCESS)
 }

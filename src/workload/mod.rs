@@ -5,20 +5,17 @@
 //! - [`target`]: block device, file or directory, and the write-safety checks
 //! - [`job`]: job clones, regions, verify state, file layout
 //! - [`sync`] / [`uring`]: the two engines; [`offsets`], [`buffer`], [`measure`]: their parts
-//! - [`output`]: `mmcab run` once, the table and the JSON
 
 pub mod buffer;
 pub mod job;
 pub mod measure;
 pub mod offsets;
-pub mod output;
 pub mod result;
 pub mod spec;
 pub mod sync;
 pub mod target;
 pub mod uring;
 
-pub use output::{cmd_run_once, print_table, to_json};
 pub use result::WorkloadResult;
 pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
