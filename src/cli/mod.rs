@@ -4,7 +4,7 @@
 //! conversion into the domain's typed options, and how the domain's answer is shown.
 //! [`output::Output`] is the one sink for everything shown (stdout: results as text or
 //! JSON; stderr: notes, warnings, progress, the error). [`tables`] renders the tables
-//! of `mmcab run`; [`values`] makes the domain's enums command-line values.
+//! of `mmcab run`; `values` makes the domain's enums command-line values.
 //!
 //! Imports point down: cli -> runner -> (knob, workload, record, plan) -> device; report
 //! reads record. Nothing below this module imports it.

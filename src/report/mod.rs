@@ -3,7 +3,7 @@
 //! summary.csv, JSON and SVG/PNG charts, all written into one output directory.
 //!
 //! Module per output: [`text`] (mail), [`markdown`], [`csv`], [`json`], [`chart`];
-//! [`load`] reads a results dir, [`results`] and [`reference`] build the [`model`].
+//! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`].
 
 pub mod chart;
 pub mod compare;

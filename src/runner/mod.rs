@@ -2,10 +2,10 @@
 //! recorded matrix of configs x workloads x repetitions, `--dry-run` and `--resume`.
 //!
 //! - [`session`]: what a run is made of (plan or saved meta.json, selection, matrix);
-//! - [`run_loop`]: for every run, put the knobs in place and verify them, check the
+//! - `run_loop`: for every run, put the knobs in place and verify them, check the
 //!   config's expectations, run the workload, record it;
 //! - [`results`]: the results directory of a recorded run; [`observe`]: what the runner
-//!   reads from the device; [`knobs`]: which knobs a session uses and their values;
+//!   reads from the device; `knobs`: which knobs a session uses and their values;
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as one stop flag; the knobs are restored on
 //!   one path after the loop (finished, failed or stopped) and by the guard on panic;
 //! - [`events`]: progress as typed events for the command line to show.
