@@ -8,6 +8,7 @@
 //! Layers, imports pointing down: [`cli`] (clap, all printing) -> [`runner`] -> [`knob`],
 //! [`workload`], [`record`], [`plan`] -> [`device`] -> `linux-uapi`; [`report`] and
 //! [`stats`] read [`record`]. Nothing below [`cli`] imports it or prints.
+#![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod device;

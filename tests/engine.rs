@@ -1,6 +1,8 @@
 //! End-to-end tests of `mmcab run` (the workload engine) on real loop devices over
-//! files in /dev/shm. Needs root. Every loop device and mount is undone in Drop, also
-//! when a test fails. Nothing here touches the machine's disks.
+//! files in /dev/shm, and on regular files. The loop-device tests need root and are
+//! ignored in plain `cargo test` (`scripts/test-all` runs them). Every loop device and
+//! mount is undone in Drop, also when a test fails. Nothing here touches the machine's
+//! disks.
 
 #[path = "common/loop_device.rs"]
 mod loop_device;
@@ -116,6 +118,7 @@ fn u(v: &Value) -> u64 {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn every_rw_mode_on_both_engines() {
     let dev = LoopDevice::new(32 * MIB);
     let mut plan = String::from("name = \"modes\"\n");
@@ -163,6 +166,7 @@ fn every_rw_mode_on_both_engines() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn numjobs_and_mixed_jobs_group_per_direction() {
     let dev = LoopDevice::new(32 * MIB);
     let plan = r#"
@@ -212,6 +216,7 @@ iodepth = 4
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn io_stays_inside_its_region() {
     const CANARY: u8 = 0xa5;
     let dev = LoopDevice::filled(16 * MIB, CANARY);
@@ -259,8 +264,9 @@ time_based = true
     assert!(data[MIB as usize..3 * MIB as usize].iter().all(|&b| b == 0));
 }
 
+/// A regular file needs no root: this one runs in plain `cargo test`.
 #[test]
-fn files_and_directories() {
+fn a_new_file_is_created_sized_and_written_by_both_engines() {
     // A new file in /dev/shm (tmpfs has no O_DIRECT: buffered).
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let file = dir.path().join("target.img");
@@ -299,7 +305,11 @@ end_fsync = true
         3 * MIB,
         "file created and sized by mmcab"
     );
+}
 
+#[test]
+#[ignore = "needs root: loop devices and an ext4 mount"]
+fn a_directory_gets_one_file_per_clone_removed_afterwards() {
     // A directory on a mounted ext4: one file per clone, O_DIRECT, removed afterwards.
     let mnt = Mounted::new(64 * MIB);
     let plan = r#"
@@ -334,6 +344,7 @@ size = "1M"
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn iozone_mode_touches_every_record_once() {
     let dev = LoopDevice::new(8 * MIB);
     let plan = r#"
@@ -369,6 +380,7 @@ end_fsync = true
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn verify_reports_a_block_corrupted_behind_our_back() {
     let dev = LoopDevice::new(16 * MIB);
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
@@ -440,6 +452,7 @@ verify = true
 }
 
 #[test]
+#[ignore = "needs root: loop devices and an ext4 mount"]
 fn writes_need_allow_write_and_mounted_devices_are_refused() {
     let dev = LoopDevice::new(8 * MIB);
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
@@ -490,6 +503,7 @@ fn writes_need_allow_write_and_mounted_devices_are_refused() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn cancel_stops_a_run_promptly() {
     let dev = LoopDevice::new(8 * MIB);
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
@@ -521,6 +535,7 @@ fn cancel_stops_a_run_promptly() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn the_seed_workload_files_run_scaled_down() {
     let dev = LoopDevice::new(40 * MIB);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
@@ -566,6 +581,7 @@ fn the_seed_workload_files_run_scaled_down() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn ramp_time_is_run_but_not_measured() {
     let dev = LoopDevice::new(8 * MIB);
     let plan = r#"

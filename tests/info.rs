@@ -1,6 +1,6 @@
 //! End-to-end tests of `mmcab info` on this machine: a real loop device over a file in
-//! /dev/shm (needs root, like every block test of the project), missing paths, plain
-//! files. The emulated eMMC itself is covered by the testbed's in-guest tests.
+//! /dev/shm (needs root, like every block test of the project: ignored in plain `cargo
+//! test`), missing paths, plain files. The emulated eMMC itself is covered by the testbed's in-guest tests.
 
 #[path = "common/loop_device.rs"]
 mod loop_device;
@@ -40,6 +40,7 @@ fn one_line_failure(out: &Output) -> String {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn loop_device_is_refused_naming_what_it_is() {
     let lo = LoopDevice::new(8 << 20);
     let dev = lo.dev.to_str().unwrap();
@@ -65,6 +66,7 @@ fn loop_device_is_refused_naming_what_it_is() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn mmc_ioctl_on_a_loop_device_is_not_mmc() {
     let lo = LoopDevice::new(1 << 20);
     let f = std::fs::File::open(&lo.dev).unwrap();

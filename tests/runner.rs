@@ -1,7 +1,8 @@
 //! End-to-end tests of `mmcab run` (the A/B runner) on real loop devices over files in
 //! /dev/shm, with custom knobs whose restore is observable: a real sysfs attribute of the
 //! loop device (`queue/read_ahead_kb`) and a command knob that keeps its state in a file.
-//! Needs root (losetup); the loop devices are detached by a Drop guard.
+//! The loop-device tests need root (losetup) and are ignored in plain `cargo test`; the
+//! loop devices are detached by a Drop guard.
 
 #[path = "common/loop_device.rs"]
 mod loop_device;
@@ -117,6 +118,7 @@ fn dry_run_prints_the_interleaved_matrix_without_a_device() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn a_full_run_records_every_run_and_restores_knobs() {
     let dev = LoopDevice::new(64 << 20);
     let dir = tempfile::tempdir().unwrap();
@@ -216,6 +218,7 @@ fn interrupt(
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
     let dev = LoopDevice::new(64 << 20);
     let dir = tempfile::tempdir().unwrap();
@@ -283,6 +286,7 @@ fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn a_second_ctrl_c_does_not_skip_restore() {
     use nix::sys::signal::Signal::SIGINT;
     let dev = LoopDevice::new(64 << 20);
@@ -304,6 +308,7 @@ fn a_second_ctrl_c_does_not_skip_restore() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn a_knob_that_does_not_take_stops_before_any_io() {
     let dev = LoopDevice::new(64 << 20);
     let dir = tempfile::tempdir().unwrap();

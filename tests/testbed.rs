@@ -1,13 +1,12 @@
 //! The testbed itself, end to end: boots the emulated eMMC under both kernels with both
 //! bus widths and checks that `mmcab info --json` agrees with the kernel's own files;
-//! the runtime bus-width switch of TESTBED.md (7.x accepts it, 6.12 refuses it); and
+//! the runtime bus-width switch of testbed/README.md (7.x accepts it, 6.12 refuses it); and
 //! testbed/run's contract (guest status passed through with its output, timeout, bad
 //! options). One boot per test, several checks per boot: each boot costs 20-40 s.
 
 #[path = "common/testbed.rs"]
 mod testbed;
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use testbed::{hex_bytes, ios_bits, ios_label, parse_hex, Guest, GuestRun};
@@ -42,7 +41,7 @@ if echo "$new" > $D/caps 2>/out/caps_write.err; then echo 0; else echo 1; fi > /
 cat $D/caps > /out/caps_after
 "#;
 
-/// TESTBED.md's runtime switch, booted 8-bit: narrow to 4 bits (caps without 0x40, with
+/// testbed/README.md's runtime switch, booted 8-bit: narrow to 4 bits (caps without 0x40, with
 /// aggressive PM, runtime suspend, resume), check I/O, then restore 8 bits and the caps.
 const RUNTIME_SWITCH: &str = r#"
 D=/sys/kernel/debug/mmc0
@@ -164,7 +163,7 @@ fn check_info_matches_kernel(run: &GuestRun, bus_width: u64) {
         compared >= 20,
         "only {compared} EXT_CSD fields compared\n{ctx}"
     );
-    // The model reports BUS_WIDTH[183]: 1 = 4-bit, 2 = 8-bit (TESTBED.md).
+    // The model reports BUS_WIDTH[183]: 1 = 4-bit, 2 = 8-bit (testbed/README.md).
     assert_eq!(
         u64::from(bytes[183]),
         if bus_width == 8 { 2 } else { 1 },
@@ -224,7 +223,7 @@ fn check_caps_write_refused(run: &GuestRun) {
     assert_eq!(
         rc.trim(),
         "1",
-        "Linux {} accepted caps {} (TESTBED.md: 6.12 refuses the bus-width bits)\n{ctx}",
+        "Linux {} accepted caps {} (docs/kernel-facts.md: 6.12 refuses the bus-width bits)\n{ctx}",
         run.out_text("uname").trim(),
         run.out_text("caps_written").trim()
     );
@@ -272,10 +271,8 @@ const THROTTLE_BPS: u64 = 262_144;
 /// ... error on host side" and the guest never sees an error: a failed read returns the
 /// model's stale buffer, a failed write is dropped (see README, testbed section).
 #[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_6_12_bus_width_4_info_caps_refused_throttle_blkdebug() {
-    if !testbed::available() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("read-error.cfg");
     std::fs::write(
@@ -341,10 +338,8 @@ fn linux_6_12_bus_width_4_info_caps_refused_throttle_blkdebug() {
 }
 
 #[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_6_12_bus_width_8_info_and_caps_refused() {
-    if !testbed::available() {
-        return;
-    }
     let run = boot_and_check("6.12", 8, CAPS_WRITE);
     check_caps_write_refused(&run);
 }
@@ -362,10 +357,8 @@ fn assert_linux_7_or_newer(release: &str, ctx: &str) {
 /// Also the failure contract: a guest command that fails makes testbed/run exit with
 /// its status, with the guest's stdout and stderr shown and /out still copied.
 #[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_7_bus_width_4_info_and_failing_command() {
-    if !testbed::available() {
-        return;
-    }
     let release = testbed::kernel_release("7");
     assert_linux_7_or_newer(&release, "");
     let run = Guest::new("linux7-bus4-failing")
@@ -392,17 +385,15 @@ fn linux_7_bus_width_4_info_and_failing_command() {
 }
 
 #[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_7_bus_width_8_info_and_runtime_switch_to_4_and_back() {
-    if !testbed::available() {
-        return;
-    }
     let run = boot_and_check("7", 8, RUNTIME_SWITCH);
     let ctx = run.report();
     let release = run.out_text("uname");
     assert_linux_7_or_newer(release.trim(), &ctx);
     let text = |f: &str| run.out_text(&format!("switch/{f}")).trim().to_string();
     let changed = format!(
-        "Linux {}: the runtime bus-width switch of TESTBED.md no longer behaves as on 7.2 \
+        "Linux {}: the runtime bus-width switch of testbed/README.md no longer behaves as on 7.2 \
          (debugfs caps without 0x40 + aggressive PM, runtime suspend/resume -> 4 bits)",
         release.trim()
     );
@@ -440,10 +431,8 @@ fn qemu_running_with(needle: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn timeout_stops_the_guest_and_kills_qemu() {
-    if !testbed::available() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let image = dir.path().join("timeout-emmc.img");
     std::fs::File::create(&image)
@@ -468,33 +457,48 @@ fn timeout_stops_the_guest_and_kills_qemu() {
     assert!(left.is_empty(), "QEMU still running: {left:?}\n{ctx}");
 }
 
+/// testbed/run with `args`: (exit status, stderr).
+fn run_script(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(testbed::repo_root().join("testbed/run"))
+        .args(args)
+        .env("MMCAB_TESTBED_MMCAB", "/nonexistent-not-needed")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Option checks come before anything else: they need neither the testbed nor root.
 #[test]
 fn bad_options_fail_before_booting() {
-    if !testbed::available() {
-        return;
-    }
-    let run_script = |args: &[&str]| {
-        let out = Command::new(testbed::repo_root().join("testbed/run"))
-            .args(args)
-            .env("MMCAB_TESTBED_MMCAB", "/nonexistent-not-needed")
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
     let (code, err) = run_script(&["--bus-width", "5", "--", "true"]);
     assert_eq!(code, Some(125), "{err}");
     assert!(err.contains("--bus-width must be 4 or 8"), "{err}");
+    let (code, err) = run_script(&["--timeout", "soon", "--", "true"]);
+    assert_eq!(code, Some(125), "{err}");
+    assert!(err.contains("--timeout must be whole seconds"), "{err}");
+    let (code, err) = run_script(&["--throttle-bps", "0", "--", "true"]);
+    assert_eq!(code, Some(125), "{err}");
+    assert!(
+        err.contains("--throttle-bps must be a positive number"),
+        "{err}"
+    );
+    let (code, err) = run_script(&["--bus-width", "8"]);
+    assert_eq!(code, Some(125), "{err}");
+    assert!(err.contains("no command line"), "{err}");
+}
+
+/// A kernel the cache does not have is named, with the fix, before any boot.
+#[test]
+#[ignore = "needs the QEMU testbed (testbed/setup)"]
+fn an_unknown_kernel_is_refused_naming_testbed_setup() {
+    testbed::require_setup();
     let (code, err) = run_script(&["--kernel", "2.6", "--", "true"]);
     assert_eq!(code, Some(125), "{err}");
     assert!(
         err.contains("no kernel '2.6'") && err.contains("testbed/setup"),
         "{err}"
     );
-    let (code, err) = run_script(&["--bus-width", "8"]);
-    assert_eq!(code, Some(125), "{err}");
-    assert!(err.contains("no command line"), "{err}");
-    assert!(Path::new("/usr/bin/qemu-system-arm").exists());
 }

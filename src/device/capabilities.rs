@@ -1,7 +1,7 @@
 //! What this card and host can do that mmcab's knobs rely on, each with the evidence.
 //! Only the card's registers and the kernel's own files decide: never the card's
 //! reaction to a command (QEMU's model accepts a packed write and stores the header as
-//! data, TESTBED.md).
+//! data, testbed/README.md).
 
 use super::ext_csd::ExtCsd;
 use super::ios::Ios;
@@ -16,7 +16,7 @@ pub const MMC_CAP_AGGRESSIVE_PM: u32 = 1 << 7;
 pub const MMC_CAP2_CQE: u32 = 1 << 23;
 
 /// First kernel whose debugfs `caps` accepts bus-width bits: the change was merged
-/// after 6.18. Seen: 6.12 refuses with EINVAL, 7.2 accepts (TESTBED.md).
+/// after 6.18. Seen: 6.12 refuses with EINVAL, 7.2 accepts (docs/kernel-facts.md).
 pub const BUS_WIDTH_CAPS_WRITABLE_SINCE: (u32, u32) = (6, 19);
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

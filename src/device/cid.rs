@@ -244,7 +244,7 @@ mod tests {
     use super::*;
     use crate::device::capture::Capture;
 
-    // BeagleBone Black's Micron MTFC2GMVEA (seeds/000_365dc328b2cacf6e.txt, Linux 3.8).
+    // BeagleBone Black's Micron MTFC2GMVEA (results/reference/beaglebone-2013-bus-width.csv).
     const BBB_CID: &str = "fe014e4d4d433032473a1158f1467f35";
     const BBB_CSD: &str = "d04f01320f5a1393ffffffe38a4000e7";
 

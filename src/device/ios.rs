@@ -2,7 +2,7 @@
 //! signal voltage, ...), as `mmc_ios_show()` in drivers/mmc/core/debugfs.c prints it.
 //!
 //! While the card is runtime-suspended the host shows its idle settings (`bus width:
-//! 0 (1 bits)`, see TESTBED.md), so [`read_ios`] wakes the card with a one-block direct
+//! 0 (1 bits)`, see docs/kernel-facts.md), so [`read_ios`] wakes the card with a one-block direct
 //! read first when sysfs says it is suspended.
 
 use super::MmcPaths;
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn beaglebone_ios_from_the_2013_post_parses() {
-        // seeds/000_365dc328b2cacf6e.txt: Linux 3.8 on a BeagleBone (no driver type line).
+        // BeagleBone, 2013 (results/reference/beaglebone-2013-bus-width.csv): no driver type line.
         let text = "clock:\t\t52000000 Hz\nvdd:\t\t7 (1.65 - 1.95 V)\nbus mode:\t2 (push-pull)\n\
                     chip select:\t0 (don't care)\npower mode:\t2 (on)\nbus width:\t3 (8 bits)\n\
                     timing spec:\t1 (mmc high-speed)\nsignal voltage:\t0 (3.30 V)\n";

@@ -3,7 +3,7 @@
 //! data; the command line prints it.
 //!
 //! - [`discover`]: name -> [`MmcPaths`] (sysfs, host, debugfs)
-//! - [`ioctl`]: the MMC ioctls (the only `unsafe` outside linux-uapi)
+//! - [`ioctl`]: the MMC ioctls, over the safe interface of `linux_uapi::mmc`
 //! - [`ext_csd`] (+ [`ext_csd_table`]), [`cid`], [`ios`]: decoding
 //! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
 //! - [`info`]: the JSON of `mmcab info --json`; [`render`]: its human form

@@ -5,12 +5,11 @@
 
 use super::attribute::AttributeKnob;
 use super::caps::{caps_bus_width, BusWidthKnob, HostCaps};
-use super::command::CommandKnob;
 use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
 use super::packing::{self, PackingKnob};
 use super::{Knob, Unavailable};
+use crate::device::ioctl::{self, SwitchIndex};
 use crate::device::MmcPaths;
-use crate::plan::config::{KnobDecl, KnobKind};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::path::Path;
@@ -55,16 +54,75 @@ fn unavailable(knob: &str, reason: String) -> anyhow::Error {
     .into()
 }
 
+/// A built-in knob: the name users type, the values it takes, and how mmcab finds it on a
+/// device. One row of [`BUILTINS`].
+pub struct Builtin {
+    pub name: &'static str,
+    /// The values it takes, in words (`mmcab knobs`).
+    pub values: &'static str,
+    /// The knob on this device, or why not (an [`Unavailable`] error); the flag is `--force`.
+    resolve: fn(&KnobEnv, bool) -> Result<Box<dyn Knob>>,
+    /// How it works here, shown next to an available knob.
+    note: fn(&KnobEnv) -> String,
+    /// What it is set to when mmcab cannot switch it, where that is known.
+    current: fn(&KnobEnv) -> Option<String>,
+    /// A value read from the knob, as `mmcab knobs` shows it.
+    show: fn(&str) -> String,
+}
+
+/// The built-in knobs, in the order `mmcab knobs` lists them.
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "bus-width",
+        values: "1, 4, 8 (wider than the host came up with: --force)",
+        resolve: bus_width,
+        note: bus_width_note,
+        current: bus_width_current,
+        show: str::to_string,
+    },
+    Builtin {
+        name: "packing",
+        values: "on (kernel default trigger) or a trigger 1..=MAX_PACKED_WRITES",
+        resolve: packing,
+        note: |_| "wr_pack_stats read before/after each run".to_string(),
+        current: |_| None,
+        show: packing::describe,
+    },
+    Builtin {
+        name: "cqe",
+        values: "on, off",
+        resolve: cqe,
+        note: |_| String::new(),
+        current: |env| super::attribute::read_attribute(&env.paths.card_sysfs.join("cmdq_en")).ok(),
+        show: str::to_string,
+    },
+    Builtin {
+        name: "cache",
+        values: "on, off",
+        resolve: cache,
+        note: |_| "EXT_CSD CACHE_CTRL via CMD6, verified by re-reading EXT_CSD".to_string(),
+        current: cache_current,
+        show: str::to_string,
+    },
+];
+
+/// The built-in knob called `name`.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// Names of the built-in knobs, as users type them in plans.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|b| b.name)
+}
+
 /// A built-in knob on this device, or why not (as an [`Unavailable`] error).
 pub fn resolve(name: &str, env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
-    match name {
-        "bus-width" => bus_width(env, force),
-        "packing" => packing(env),
-        "cqe" => cqe(env),
-        "cache" => cache(env),
-        other => bail!(
-            "'{other}' is not a built-in knob (built-ins: {})",
-            super::BUILTIN_NAMES.join(", ")
+    match find(name) {
+        Some(builtin) => (builtin.resolve)(env, force),
+        None => bail!(
+            "'{name}' is not a built-in knob (built-ins: {})",
+            names().collect::<Vec<_>>().join(", ")
         ),
     }
 }
@@ -112,7 +170,7 @@ fn bus_width(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
     )))
 }
 
-fn packing(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+fn packing(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     let attribute = env.paths.block_sysfs.join(packing::ATTRIBUTE);
     let mut reasons = Vec::new();
     if !attribute.exists() {
@@ -150,7 +208,7 @@ fn packing(env: &KnobEnv) -> Result<Box<dyn Knob>> {
     )))
 }
 
-fn cqe(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+fn cqe(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     let attribute = env.paths.card_sysfs.join("cmdq_en");
     let mut reasons = Vec::new();
     match ext_csd_fields(&env.paths, &["CMDQ_SUPPORT"]) {
@@ -181,7 +239,7 @@ fn cqe(env: &KnobEnv) -> Result<Box<dyn Knob>> {
     ))
 }
 
-fn cache(env: &KnobEnv) -> Result<Box<dyn Knob>> {
+fn cache(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     let f = ext_csd_fields(&env.paths, &["CACHE_SIZE"])
         .map_err(|err| unavailable("cache", format!("cannot read EXT_CSD: {err:#}")))?;
     if f[0].unwrap_or(0) == 0 {
@@ -210,162 +268,57 @@ fn writable(path: &Path) -> bool {
 
 /// Every built-in on this device, with its current value or why it is unavailable.
 pub fn status(env: &KnobEnv) -> Vec<KnobStatus> {
-    super::BUILTIN_NAMES
+    BUILTINS
         .iter()
-        .map(|name| {
-            let values = match *name {
-                "bus-width" => "1, 4, 8 (wider than the host came up with: --force)",
-                "packing" => "on (kernel default trigger) or a trigger 1..=MAX_PACKED_WRITES",
-                _ => "on, off",
-            }
-            .to_string();
-            match resolve(name, env, false) {
-                Ok(knob) => {
-                    let value = knob.read();
-                    KnobStatus {
-                        name: name.to_string(),
-                        available: value.is_ok(),
-                        reason: match &value {
-                            Ok(_) => note(name, env),
-                            Err(err) => format!("{err:#}"),
-                        },
-                        value: value.ok().map(|v| {
-                            if *name == "packing" {
-                                packing::describe(&v)
-                            } else {
-                                v
-                            }
-                        }),
-                        values,
-                    }
-                }
-                Err(err) => KnobStatus {
-                    name: name.to_string(),
-                    available: false,
-                    value: current_without_knob(name, env),
-                    values,
-                    reason: match err.downcast_ref::<Unavailable>() {
+        .map(|builtin| {
+            let (available, value, reason) = match (builtin.resolve)(env, false) {
+                Ok(knob) => match knob.read() {
+                    Ok(value) => (true, Some((builtin.show)(&value)), (builtin.note)(env)),
+                    Err(err) => (false, None, format!("{err:#}")),
+                },
+                Err(err) => (
+                    false,
+                    (builtin.current)(env),
+                    match err.downcast_ref::<Unavailable>() {
                         Some(u) => u.reason.clone(),
                         None => format!("{err:#}"),
                     },
-                },
+                ),
+            };
+            KnobStatus {
+                name: builtin.name.to_string(),
+                available,
+                value,
+                values: builtin.values.to_string(),
+                reason,
             }
         })
         .collect()
 }
 
-fn note(name: &str, env: &KnobEnv) -> String {
-    match name {
-        "bus-width" => {
-            let caps = HostCaps::new(&env.paths).read_caps().ok();
-            match caps {
-                Some(c) => format!(
-                    "switched via debugfs caps + runtime-PM re-init, verified in ios; host came \
-                     up with {} bits",
-                    caps_bus_width(c)
-                ),
-                None => String::new(),
-            }
-        }
-        "packing" => "wr_pack_stats read before/after each run".to_string(),
-        "cache" => "EXT_CSD CACHE_CTRL via CMD6, verified by re-reading EXT_CSD".to_string(),
-        _ => String::new(),
+fn bus_width_note(env: &KnobEnv) -> String {
+    match HostCaps::new(&env.paths).read_caps() {
+        Ok(caps) => format!(
+            "switched via debugfs caps + runtime-PM re-init, verified in ios; host came up with \
+             {} bits",
+            caps_bus_width(caps)
+        ),
+        Err(_) => String::new(),
     }
 }
 
-/// What an unavailable knob is set to anyway, where that is known (bus width from ios).
-fn current_without_knob(name: &str, env: &KnobEnv) -> Option<String> {
-    match name {
-        "bus-width" => HostCaps::new(&env.paths)
-            .while_active(|| ios_bus_width(&env.paths))
-            .ok()
-            .map(|w| w.to_string()),
-        "cqe" => super::attribute::read_attribute(&env.paths.card_sysfs.join("cmdq_en")).ok(),
-        "cache" => ext_csd_fields(&env.paths, &["CACHE_CTRL"])
-            .ok()
-            .and_then(|f| f[0])
-            .map(|v| {
-                if v & 1 == 1 {
-                    "on".to_string()
-                } else {
-                    "off".to_string()
-                }
-            }),
-        _ => None,
-    }
+/// The bus width in ios, when the bus-width knob is unavailable.
+fn bus_width_current(env: &KnobEnv) -> Option<String> {
+    HostCaps::new(&env.paths)
+        .while_active(|| ios_bus_width(&env.paths))
+        .ok()
+        .map(|w| w.to_string())
 }
 
-/// Placeholders a custom knob's path may use.
-pub fn fill_placeholders(text: &str, paths: Option<&MmcPaths>, disk: &str) -> String {
-    let mut out = text.replace("{disk}", disk);
-    if let Some(p) = paths {
-        for (key, value) in [
-            ("{host}", p.host.clone()),
-            ("{card}", p.card.clone()),
-            (
-                "{block_sysfs}",
-                p.block_sysfs.to_string_lossy().into_owned(),
-            ),
-            ("{card_sysfs}", p.card_sysfs.to_string_lossy().into_owned()),
-            (
-                "{host_debugfs}",
-                p.host_debugfs.to_string_lossy().into_owned(),
-            ),
-            (
-                "{card_debugfs}",
-                p.card_debugfs.to_string_lossy().into_owned(),
-            ),
-        ] {
-            out = out.replace(key, &value);
-        }
-    }
-    out
-}
-
-/// A knob declared in the plan (`[[knob]]`).
-pub fn custom(
-    decl: &KnobDecl,
-    paths: Option<&MmcPaths>,
-    disk: &str,
-    force: bool,
-) -> Result<Box<dyn Knob>> {
-    decl.validate()?;
-    let fill = |s: &Option<String>| s.as_deref().map(|s| fill_placeholders(s, paths, disk));
-    Ok(match decl.kind {
-        KnobKind::Attribute => {
-            let path = fill(&decl.path).expect("validated");
-            if path.contains('{') {
-                bail!("knob {}: path {path} has a placeholder this target cannot fill (is it an MMC device?)", decl.name);
-            }
-            Box::new(AttributeKnob::new(&decl.name, path, decl.values.clone()))
-        }
-        KnobKind::Command => Box::new(CommandKnob::new(
-            &decl.name,
-            &fill(&decl.read).expect("validated"),
-            &fill(&decl.apply).expect("validated"),
-            fill(&decl.verify).as_deref(),
-            fill(&decl.restore).as_deref(),
-        )),
-        KnobKind::ExtCsd => {
-            let Some(paths) = paths else {
-                bail!(
-                    "knob {}: an ext_csd knob needs an MMC device as --device",
-                    decl.name
-                );
-            };
-            let field = decl.field.clone().expect("validated");
-            let index = ext_csd_index(&field);
-            Box::new(ExtCsdKnob::new(
-                &decl.name,
-                &field,
-                index,
-                force,
-                Box::new(CardExtCsd {
-                    paths: paths.clone(),
-                }),
-            )?)
-        }
-    })
+/// CACHE_CTRL as on/off, when the cache knob is unavailable.
+fn cache_current(env: &KnobEnv) -> Option<String> {
+    let ctrl = ext_csd_fields(&env.paths, &["CACHE_CTRL"]).ok()?[0]?;
+    Some(if ctrl & 1 == 1 { "on" } else { "off" }.to_string())
 }
 
 // ---- glue to the device module (ios, EXT_CSD, CMD6) ----
@@ -380,20 +333,9 @@ fn ext_csd_fields(paths: &MmcPaths, names: &[&str]) -> Result<Vec<Option<u64>>> 
     Ok(names.iter().map(|n| ext_csd.field(n)).collect())
 }
 
-/// Offset of a one-byte EXT_CSD field by name (or a number given as the field).
-fn ext_csd_index(field: &str) -> Option<usize> {
-    field.parse().ok().or_else(|| {
-        crate::device::ext_csd_table::find(&field.to_ascii_uppercase())
-            .filter(|f| f.width == 1)
-            .map(|f| f.offset)
-    })
-}
-
-/// CMD6 argument "command set" for the normal (non-vendor) command set.
-const EXT_CSD_CMD_SET_NORMAL: u8 = 1;
-
-struct CardExtCsd {
-    paths: MmcPaths,
+/// EXT_CSD of the card behind `paths`: read through the device module, switched with CMD6.
+pub(super) struct CardExtCsd {
+    pub(super) paths: MmcPaths,
 }
 
 impl ExtCsdAccess for CardExtCsd {
@@ -406,7 +348,7 @@ impl ExtCsdAccess for CardExtCsd {
             .with_context(|| format!("EXT_CSD has no byte {index}"))
     }
 
-    fn switch(&self, index: usize, value: u8) -> Result<()> {
+    fn switch(&self, index: SwitchIndex, value: u8) -> Result<()> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -417,13 +359,12 @@ impl ExtCsdAccess for CardExtCsd {
                     self.paths.dev_node.display()
                 )
             })?;
-        crate::device::ioctl::switch(&file, index as u8, value, EXT_CSD_CMD_SET_NORMAL)
-            .with_context(|| {
-                format!(
-                    "{}: CMD6 SWITCH of EXT_CSD[{index}] to {value}",
-                    self.paths.dev_node.display()
-                )
-            })
+        ioctl::switch(&file, index, value, ioctl::CMD_SET_NORMAL).with_context(|| {
+            format!(
+                "{}: CMD6 SWITCH of EXT_CSD[{index}] to {value}",
+                self.paths.dev_node.display()
+            )
+        })
     }
 
     fn dev_node(&self) -> String {

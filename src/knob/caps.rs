@@ -1,7 +1,7 @@
 //! Host capability knobs: bits in debugfs `caps`/`caps2` of an MMC host, made effective by
 //! a runtime-PM cycle of the card (power off, re-initialise with the new caps).
 //!
-//! The sequence (verified on Linux 7.2, see TESTBED.md "Bus width, two ways"): write caps
+//! The sequence (verified on Linux 7.2, see docs/kernel-facts.md): write caps
 //! with MMC_CAP_AGGRESSIVE_PM (0x80) set, `auto` to the card's `power/control`, wait past
 //! `autosuspend_delay_ms` until `runtime_status` is `suspended`, then `on` and wait for
 //! `active`. The card re-initialises with the new caps. The result is verified where the

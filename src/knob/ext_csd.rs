@@ -4,9 +4,11 @@
 //! Only fields on the allow-list may be switched: flipping others behind the kernel's
 //! back can desynchronise the driver (BUS_WIDTH, HS_TIMING, PARTITION_CONFIG) or is
 //! irreversible (write-once fields such as BKOPS_EN bit 0 or WR_REL_SET). Others are
-//! refused unless `--force`.
+//! refused unless `--force`; even then only a byte CMD6 can write (the modes segment,
+//! [`SwitchIndex`]) is accepted.
 
 use super::Knob;
+use crate::device::ioctl::SwitchIndex;
 use anyhow::{bail, Result};
 
 /// Fields mmcab switches without `--force`: (name, index, values, why it is safe).
@@ -30,7 +32,7 @@ pub trait ExtCsdAccess: Send {
     /// Read EXT_CSD afresh from the card and return one byte.
     fn read_byte(&self, index: usize) -> Result<u8>;
     /// CMD6 SWITCH (write byte) of `index` to `value`.
-    fn switch(&self, index: usize, value: u8) -> Result<()>;
+    fn switch(&self, index: SwitchIndex, value: u8) -> Result<()>;
     /// The device node, for printed restore commands.
     fn dev_node(&self) -> String;
 }
@@ -38,7 +40,7 @@ pub trait ExtCsdAccess: Send {
 pub struct ExtCsdKnob {
     name: String,
     field: String,
-    index: usize,
+    index: SwitchIndex,
     allowed: Option<&'static [u8]>,
     access: Box<dyn ExtCsdAccess>,
     original: Option<u8>,
@@ -46,7 +48,8 @@ pub struct ExtCsdKnob {
 
 impl ExtCsdKnob {
     /// A knob for `field` (a name on the allow-list, or with `force` a name the caller
-    /// resolved to `index`).
+    /// resolved to `index`). An index CMD6 cannot write is refused with the reason, also
+    /// with `force`.
     pub fn new(
         name: &str,
         field: &str,
@@ -60,6 +63,10 @@ impl ExtCsdKnob {
         let (index, values) = match (allowed, index) {
             (Some((_, i, values, _)), _) => (*i, Some(*values)),
             (None, Some(i)) if force => (i, None),
+            (None, None) if force => bail!(
+                "knob {name}: EXT_CSD field {field} is neither a one-byte field mmcab knows nor \
+                 a byte offset (0-191)"
+            ),
             (None, _) => {
                 let names: Vec<&str> = ALLOW_LIST.iter().map(|(n, _, _, _)| *n).collect();
                 bail!(
@@ -71,6 +78,8 @@ impl ExtCsdKnob {
                 );
             }
         };
+        let index = SwitchIndex::try_from(index)
+            .map_err(|reason| anyhow::anyhow!("knob {name}: EXT_CSD field {field}: {reason}"))?;
         Ok(ExtCsdKnob {
             name: name.to_string(),
             field: field.to_ascii_uppercase(),
@@ -116,12 +125,12 @@ impl Knob for ExtCsdKnob {
     }
 
     fn read(&self) -> Result<String> {
-        Ok(self.access.read_byte(self.index)?.to_string())
+        Ok(self.access.read_byte(self.index.get())?.to_string())
     }
 
     fn snapshot(&mut self) -> Result<()> {
         if self.original.is_none() {
-            self.original = Some(self.access.read_byte(self.index)?);
+            self.original = Some(self.access.read_byte(self.index.get())?);
         }
         Ok(())
     }
@@ -135,7 +144,7 @@ impl Knob for ExtCsdKnob {
     }
 
     fn verify(&self, value: &str) -> Result<()> {
-        let found = self.access.read_byte(self.index)?;
+        let found = self.access.read_byte(self.index.get())?;
         if found.to_string() != value {
             bail!(
                 "knob {}: EXT_CSD {}[{}] reads {found} after switching it to {value}: the card \
@@ -161,7 +170,7 @@ impl Knob for ExtCsdKnob {
             // mmc-utils' generic form: mmc extcsd write <offset> <value> <device>
             Some(original) => vec![format!(
                 "mmc extcsd write 0x{:x} 0x{original:x} {}",
-                self.index,
+                self.index.get(),
                 self.access.dev_node()
             )],
             None => Vec::new(),
@@ -180,8 +189,8 @@ mod tests {
         fn read_byte(&self, index: usize) -> Result<u8> {
             Ok(self.0.lock().unwrap()[index])
         }
-        fn switch(&self, index: usize, value: u8) -> Result<()> {
-            self.0.lock().unwrap()[index] = value;
+        fn switch(&self, index: SwitchIndex, value: u8) -> Result<()> {
+            self.0.lock().unwrap()[index.get()] = value;
             Ok(())
         }
         fn dev_node(&self) -> String {
@@ -239,5 +248,43 @@ mod tests {
             Box::new(Image(image))
         )
         .is_ok());
+    }
+
+    #[test]
+    fn every_allow_listed_field_is_switchable() {
+        for (name, index, _, _) in ALLOW_LIST {
+            assert!(SwitchIndex::try_from(*index).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn forced_fields_cmd6_cannot_write_are_refused_before_any_io() {
+        // CMDQ_SUPPORT (308) used to be cast into the argument's byte: snapshot read
+        // byte 308 while CMD6 wrote byte 52, and restore wrote 308's value into 52.
+        let image = Arc::new(Mutex::new(vec![0u8; 512]));
+        let knob = |field: &str, index: usize| {
+            ExtCsdKnob::new(
+                "k",
+                field,
+                Some(index),
+                true,
+                Box::new(Image(image.clone())),
+            )
+        };
+        let err = format!("{:#}", knob("CMDQ_SUPPORT", 308).err().unwrap());
+        assert!(
+            err.contains("CMDQ_SUPPORT") && err.contains("EXT_CSD[308] cannot be switched"),
+            "{err}"
+        );
+        let err = format!("{:#}", knob("EXT_CSD_REV", 192).err().unwrap());
+        assert!(err.contains("read-only properties segment"), "{err}");
+        let mut last = knob("191", 191).unwrap();
+        last.snapshot().unwrap();
+        last.apply("7").unwrap();
+        last.verify("7").unwrap();
+        last.restore().unwrap();
+        assert_eq!(image.lock().unwrap()[191], 0);
+        assert!(knob("CACHE_CTRL", 33).is_ok());
+        assert!(image.lock().unwrap().iter().all(|b| *b == 0));
     }
 }

@@ -8,12 +8,16 @@
 //!
 //! One file per kind: [`attribute`] (sysfs/debugfs file), [`caps`] (debugfs host caps and
 //! the runtime-PM re-init), [`ext_csd`] (CMD6 SWITCH), [`command`] (shell hooks);
-//! [`builtin`] maps the names users type (`bus-width`, `packing`, `cqe`, `cache`) onto them.
+//! [`builtin`] is the table of the names users type (`bus-width`, `packing`, `cqe`, `cache`)
+//! and what each resolves to; [`decl`] holds the plan's `[[knob]]` declarations and
+//! [`custom`] what they become on a target.
 
 pub mod attribute;
 pub mod builtin;
 pub mod caps;
 pub mod command;
+pub mod custom;
+pub mod decl;
 pub mod ext_csd;
 pub mod guard;
 pub mod packing;
@@ -31,7 +35,7 @@ pub trait Knob: Send {
         Ok(value.trim().to_string())
     }
 
-    /// Refuse a value before any I/O when it is unsafe or impossible (e.g. widening the
+    /// Refuse a value before any I/O when it is dangerous or impossible (e.g. widening the
     /// bus past what the host came up with without `--force`). Touches nothing.
     fn check(&self, _value: &str, _force: bool) -> Result<()> {
         Ok(())
@@ -116,9 +120,6 @@ pub fn statuses(device: &str) -> Result<Vec<builtin::KnobStatus>> {
     let paths = crate::device::discover(device)?;
     Ok(builtin::status(&builtin::KnobEnv::new(paths)))
 }
-
-/// Names of the built-in knobs, as users type them in plans.
-pub const BUILTIN_NAMES: &[&str] = &["bus-width", "packing", "cqe", "cache"];
 
 #[cfg(test)]
 mod tests {

@@ -1,18 +1,15 @@
-//! `[[config]]` and `[[knob]]` tables of a plan file.
+//! `[[config]]` tables of a plan file, checked against the knobs the plan can use (the
+//! built-ins and its `[[knob]]` declarations, [`crate::knob::decl`]).
 //!
 //! ```toml
 //! [[config]]
 //! name = "bus8"
 //! bus-width = 8            # knob settings: any key other than name/expect
 //! expect.bus_width = 8     # optional: checked against ios/EXT_CSD before every run
-//!
-//! [[knob]]                 # a custom knob, usable in configs like a built-in one
-//! name = "scheduler"
-//! kind = "attribute"       # attribute | command | ext_csd
-//! path = "/sys/block/{disk}/queue/scheduler"
-//! values = ["none", "mq-deadline"]
 //! ```
 
+use crate::knob::builtin;
+pub use crate::knob::decl::{KnobDecl, KnobKind};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -73,99 +70,12 @@ impl Expect {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KnobKind {
-    Attribute,
-    Command,
-    ExtCsd,
-}
-
-/// A custom knob declared in the plan (`[[knob]]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KnobDecl {
-    pub name: String,
-    pub kind: KnobKind,
-    /// attribute: the file; `{disk}`, `{host}`, `{card}`, `{block_sysfs}`, `{card_sysfs}`,
-    /// `{host_debugfs}` and `{card_debugfs}` are filled in from the target.
-    pub path: Option<String>,
-    /// attribute: allowed values (any when empty).
-    #[serde(default)]
-    pub values: Vec<String>,
-    /// command: prints the current value.
-    pub read: Option<String>,
-    /// command: sets `{value}`.
-    pub apply: Option<String>,
-    /// command: exits 0 when `{value}` is in effect (default: read == value).
-    pub verify: Option<String>,
-    /// command: puts back `{value}` (default: apply).
-    pub restore: Option<String>,
-    /// ext_csd: the field name (e.g. CACHE_CTRL).
-    pub field: Option<String>,
-}
-
-/// (key, present) pairs a kind needs or forbids.
-type KeyChecks<'a> = &'a [(&'a str, bool)];
-
-impl KnobDecl {
-    /// Check that the keys a kind needs are there and no others.
-    pub fn validate(&self) -> Result<()> {
-        let name = &self.name;
-        let has = |o: &Option<String>| o.is_some();
-        let (needs, forbids): (KeyChecks, KeyChecks) = match self.kind {
-            KnobKind::Attribute => (
-                &[("path", has(&self.path))],
-                &[
-                    ("read", has(&self.read)),
-                    ("apply", has(&self.apply)),
-                    ("verify", has(&self.verify)),
-                    ("restore", has(&self.restore)),
-                    ("field", has(&self.field)),
-                ],
-            ),
-            KnobKind::Command => (
-                &[("read", has(&self.read)), ("apply", has(&self.apply))],
-                &[("path", has(&self.path)), ("field", has(&self.field))],
-            ),
-            KnobKind::ExtCsd => (
-                &[("field", has(&self.field))],
-                &[
-                    ("path", has(&self.path)),
-                    ("read", has(&self.read)),
-                    ("apply", has(&self.apply)),
-                    ("verify", has(&self.verify)),
-                    ("restore", has(&self.restore)),
-                ],
-            ),
-        };
-        for (key, present) in needs {
-            if !present {
-                bail!("knob {name} ({:?}): needs `{key} = ...`", self.kind);
-            }
-        }
-        for (key, present) in forbids {
-            if *present {
-                bail!(
-                    "knob {name} ({:?}): `{key}` does not apply to this kind",
-                    self.kind
-                );
-            }
-        }
-        if crate::knob::BUILTIN_NAMES.contains(&name.as_str()) {
-            bail!("knob {name}: that name is a built-in knob; pick another name");
-        }
-        Ok(())
-    }
-}
-
 /// Check a plan's configs against the knobs it can use, before anything is touched.
 pub fn validate_configs(configs: &[ConfigSpec], custom: &[KnobDecl]) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for knob in custom {
-        knob.validate()?;
-        if !seen.insert(knob.name.clone()) {
-            bail!("knob {} is declared twice", knob.name);
+        if !seen.insert(knob.name()) {
+            bail!("knob {} is declared twice", knob.name());
         }
     }
     let mut names = std::collections::BTreeSet::new();
@@ -180,12 +90,9 @@ pub fn validate_configs(configs: &[ConfigSpec], custom: &[KnobDecl]) -> Result<(
             );
         }
         for knob in config.knob_values()?.keys() {
-            if !crate::knob::BUILTIN_NAMES.contains(&knob.as_str()) && !seen.contains(knob) {
-                let mut known: Vec<String> = crate::knob::BUILTIN_NAMES
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                known.extend(seen.iter().cloned());
+            if builtin::find(knob).is_none() && !seen.contains(knob.as_str()) {
+                let mut known: Vec<String> = builtin::names().map(str::to_string).collect();
+                known.extend(seen.iter().map(|s| s.to_string()));
                 bail!(
                     "config {}: unknown knob '{knob}' (known: {}; declare others with [[knob]])",
                     config.name,
@@ -254,14 +161,24 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("width"), "{err}");
-        let doc: Doc = toml::from_str(
+        let err = toml::from_str::<Doc>(
             "[[config]]\nname = \"a\"\n[[knob]]\nname = \"k\"\nkind = \"attribute\"\nread = \"x\"\n",
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.contains("knob k (attribute): unknown field `read`"),
+            "{err}"
+        );
+        let doc: Doc = toml::from_str(
+            "[[config]]\nname = \"a\"\nk = 1\n[[knob]]\nname = \"k\"\nkind = \"command\"\nread = \"r\"\napply = \"a\"\n[[knob]]\nname = \"k\"\nkind = \"attribute\"\npath = \"p\"\n",
         )
         .unwrap();
         let err = validate_configs(&doc.config, &doc.knob)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("needs `path"), "{err}");
+        assert_eq!(err, "knob k is declared twice");
         let doc: Doc =
             toml::from_str("[[config]]\nname = \"a\"\n[[config]]\nname = \"a\"\n").unwrap();
         assert!(validate_configs(&doc.config, &[]).is_err());

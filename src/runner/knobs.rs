@@ -5,9 +5,9 @@
 use super::events::RunInfo;
 use super::observe::Observer;
 use super::session::Session;
+use crate::knob::decl::KnobKind;
 use crate::knob::guard::KnobGuard;
 use crate::knob::Knob;
-use crate::plan::config::KnobKind;
 use crate::record::EvidenceRow;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
@@ -18,8 +18,12 @@ pub fn needs_mmc(session: &Session) -> bool {
         !c.expect.is_empty()
             || c.knobs
                 .keys()
-                .any(|k| crate::knob::BUILTIN_NAMES.contains(&k.as_str()))
-    }) || session.plan.knob.iter().any(|k| k.kind == KnobKind::ExtCsd)
+                .any(|k| crate::knob::builtin::find(k).is_some())
+    }) || session
+        .plan
+        .knob
+        .iter()
+        .any(|k| k.kind() == KnobKind::ExtCsd)
 }
 
 /// The knobs the selected configs use, and per config (in session order) the

@@ -5,8 +5,9 @@
 use crate::device::MmcPaths;
 use crate::knob::builtin::{self, KnobEnv};
 use crate::knob::caps::HostCaps;
+use crate::knob::decl::KnobDecl;
 use crate::knob::Knob;
-use crate::plan::config::{ConfigSpec, KnobDecl};
+use crate::plan::config::ConfigSpec;
 use crate::record::{ConfigMeta, Meta};
 use anyhow::{bail, Result};
 use std::path::Path;
@@ -68,8 +69,8 @@ impl Observer {
 
     /// A knob by name: a built-in on this device, or one the plan declares.
     pub fn knob(&self, name: &str, declared: &[KnobDecl], force: bool) -> Result<Box<dyn Knob>> {
-        if let Some(decl) = declared.iter().find(|d| d.name == name) {
-            return builtin::custom(decl, self.paths(), &self.disk, force);
+        if let Some(decl) = declared.iter().find(|d| d.name() == name) {
+            return crate::knob::custom::resolve(decl, self.paths(), &self.disk, force);
         }
         match &self.env {
             Some(env) => builtin::resolve(name, env, force),

@@ -3,10 +3,11 @@
 //!
 //! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words)
 //! - [`target`]: block device, file or directory, and the write-safety checks
-//! - [`job`]: job clones, regions, verify state, file layout
+//! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync
 //! - [`sync`] / [`uring`]: the two engines; [`offsets`], [`buffer`], [`measure`]: their parts
 
 pub mod buffer;
+pub mod clone_io;
 pub mod job;
 pub mod measure;
 pub mod offsets;
@@ -21,7 +22,8 @@ pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
 
 use anyhow::Result;
-use job::{CloneIo, ClonePlan, ReadChecker, SiblingFailed, Stop, Writer};
+use clone_io::{CloneIo, ReadChecker, SiblingFailed, Stop, Writer};
+use job::ClonePlan;
 use measure::{DirStats, Recorder};
 use offsets::OffsetGen;
 use result::{Direction, JobResult, VerifyReport};
@@ -110,8 +112,31 @@ pub fn run_workload(
 ) -> Result<WorkloadResult> {
     let clones = prepare(spec, target, opts)?;
     let created = CreatedFiles(job::lay_out_files(&clones, target)?);
+    let files = open_files(&clones, target)?;
+    let shared = Shared {
+        align: target.logical_block_bytes as usize,
+        run_id: opts.run_id,
+        barrier: Barrier::new(clones.len()),
+        origin: OnceLock::new(),
+        cancel: &opts.cancel,
+        sibling_failed: AtomicBool::new(false),
+    };
+    let done = run_clones(&clones, files, &shared)?;
+    let origin = shared.origin.get().copied().unwrap_or_else(Instant::now);
+    let started_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
+        - origin.elapsed().as_secs_f64();
+    let result = collect(spec, &clones, done, started_unix_s, &opts.cancel);
+    drop(created);
+    result
+}
+
+/// Opens every clone's file; buffered jobs start from an empty page cache.
+fn open_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<File>> {
     let mut files = Vec::with_capacity(clones.len());
-    for c in &clones {
+    for c in clones {
         files.push(target.open_io(&c.path, c.job.rw.writes(), c.job.direct)?);
     }
     for (c, f) in clones.iter().zip(&files) {
@@ -126,30 +151,40 @@ pub fn run_workload(
             );
         }
     }
-    let align = target.logical_block_bytes as usize;
-    let barrier = Barrier::new(clones.len());
-    let origin: OnceLock<Instant> = OnceLock::new();
-    let sibling_failed = AtomicBool::new(false);
+    Ok(files)
+}
+
+/// What the clone threads of one workload share.
+struct Shared<'a> {
+    /// I/O buffer alignment: the target's logical block size.
+    align: usize,
+    run_id: u64,
+    /// Every clone starts measuring when all are set up.
+    barrier: Barrier,
+    /// The moment the first clone passed the barrier: time zero of the series.
+    origin: OnceLock<Instant>,
+    /// The user's cancel flag (SIGINT/SIGTERM).
+    cancel: &'a AtomicBool,
+    /// Set when a clone fails, so the others stop.
+    sibling_failed: AtomicBool,
+}
+
+/// Runs one thread per clone; returns their outcomes in clone order, or the first real
+/// error (not the "a sibling failed" stops it caused).
+fn run_clones(
+    clones: &[ClonePlan],
+    files: Vec<File>,
+    shared: &Shared,
+) -> Result<Vec<CloneOutcome>> {
     let outcomes: Vec<Result<CloneOutcome>> = std::thread::scope(|scope| {
         let handles: Vec<_> = clones
             .iter()
             .zip(files)
             .map(|(plan, file)| {
-                let (barrier, origin, sibling_failed) = (&barrier, &origin, &sibling_failed);
-                let cancel = &*opts.cancel;
                 scope.spawn(move || {
-                    let r = run_clone(
-                        plan,
-                        file,
-                        align,
-                        opts.run_id,
-                        barrier,
-                        origin,
-                        cancel,
-                        sibling_failed,
-                    );
+                    let r = run_clone(plan, file, shared);
                     if r.is_err() {
-                        sibling_failed.store(true, Ordering::Relaxed);
+                        shared.sibling_failed.store(true, Ordering::Relaxed);
                     }
                     r
                 })
@@ -174,27 +209,31 @@ pub fn run_workload(
             }
         }
     }
-    if let Some(e) = first_error {
-        return Err(e);
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(done),
     }
-    let origin = origin.get().copied().unwrap_or_else(Instant::now);
-    let started_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64()
-        - origin.elapsed().as_secs_f64();
+}
 
+/// Per-job results (verify included) and the group totals per direction.
+fn collect(
+    spec: &WorkloadSpec,
+    clones: &[ClonePlan],
+    done: Vec<CloneOutcome>,
+    started_unix_s: f64,
+    cancel: &AtomicBool,
+) -> Result<WorkloadResult> {
     let mut jobs = Vec::with_capacity(done.len());
     let mut group_read: Option<DirStats> = None;
     let mut group_write: Option<DirStats> = None;
     let cpu_seconds = done.iter().map(|o| o.cpu_seconds).sum();
     for (plan, outcome) in clones.iter().zip(done) {
         let verify = if outcome.writer.verify {
-            Some(job::verify_written(
+            Some(clone_io::verify_written(
                 plan,
                 &outcome.file,
                 &outcome.writer,
-                &opts.cancel,
+                cancel,
             )?)
         } else if outcome.checker.enabled {
             Some(outcome.checker.report)
@@ -225,7 +264,6 @@ pub fn run_workload(
             verify,
         });
     }
-    drop(created);
     Ok(WorkloadResult {
         workload: spec.name.clone(),
         started_unix_s,
@@ -249,22 +287,11 @@ impl Drop for CreatedFiles {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_clone(
-    plan: &ClonePlan,
-    file: File,
-    align: usize,
-    run_id: u64,
-    barrier: &Barrier,
-    origin: &OnceLock<Instant>,
-    cancel: &AtomicBool,
-    sibling_failed: &AtomicBool,
-) -> Result<CloneOutcome> {
+/// The clone's engine, set up (rings, buffers) before the clone meets the barrier.
+fn new_engine(plan: &ClonePlan, file: &File, align: usize) -> Result<EngineImpl> {
     let job = &plan.job;
     let seed = plan.phases[0].seed;
-    // Set up before the barrier, so every clone starts measuring at the same moment;
-    // a failed setup still meets the barrier (the others would wait forever).
-    let engine = match job.engine {
+    match job.engine {
         Engine::Sync => Ok(EngineImpl::Sync(sync::SyncEngine::new(
             job.bs as usize,
             align,
@@ -272,7 +299,7 @@ fn run_clone(
             seed,
         ))),
         Engine::IoUring => uring::UringEngine::new(
-            &file,
+            file,
             job.iodepth,
             job.bs as usize,
             align,
@@ -282,26 +309,33 @@ fn run_clone(
             seed,
         )
         .map(|e| EngineImpl::Uring(Box::new(e))),
-    };
+    }
+}
+
+fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutcome> {
+    let job = &plan.job;
+    // Set up before the barrier, so every clone starts measuring at the same moment;
+    // a failed setup still meets the barrier (the others would wait forever).
+    let engine = new_engine(plan, &file, shared.align);
     let mut recorder = Recorder::new(Instant::now());
-    barrier.wait();
+    shared.barrier.wait();
     let mut engine = engine.map_err(|e| anyhow::anyhow!("job '{}': {e:#}", plan.name))?;
     let cpu_start = thread_cpu_seconds();
-    let origin = *origin.get_or_init(Instant::now);
+    let origin = *shared.origin.get_or_init(Instant::now);
     recorder.measure_start = origin + job.ramp_time.unwrap_or_default();
     let mut io = CloneIo {
         name: &plan.name,
         file,
         bs: job.bs,
         path: &plan.path,
-        writer: Writer::new(plan, run_id),
+        writer: Writer::new(plan, shared.run_id),
         checker: ReadChecker {
             enabled: job.verify && !job.rw.writes(),
             report: VerifyReport::default(),
         },
         stop: Stop {
-            user: cancel,
-            sibling_failed,
+            user: shared.cancel,
+            sibling_failed: &shared.sibling_failed,
         },
         deadline: job.runtime.map(|r| recorder.measure_start + r),
     };

@@ -1,7 +1,7 @@
 //! The sync engine: one pread/pwrite at a time per job clone (fio's `psync`).
 
 use super::buffer::{fill_pattern, AlignedBuf};
-use super::job::CloneIo;
+use super::clone_io::CloneIo;
 use super::measure::Recorder;
 use super::offsets::OffsetGen;
 use super::result::Direction;

@@ -4,11 +4,11 @@
 //! from its submit batch to the reap that saw it (two clock reads per batch).
 //!
 //! The buffers, the submissions and the waiting for in-flight I/O belong to
-//! [`linux_uapi::uring::Ring`], which keeps the `unsafe` of handing memory to the kernel
+//! [`linux_uapi::uring::Ring`], which keeps the raw code that hands memory to the kernel
 //! out of this crate: this file is safe code.
 
 use super::buffer::{fill_pattern, BUFFER_ALIGN};
-use super::job::CloneIo;
+use super::clone_io::CloneIo;
 use super::measure::Recorder;
 use super::offsets::OffsetGen;
 use super::result::Direction;
@@ -140,119 +140,160 @@ impl UringEngine {
         gen: &mut OffsetGen,
         rec: &mut Recorder,
     ) -> Result<()> {
-        let bs = self.bs as u64;
-        let mut inflight = 0usize;
-        let mut exhausted = false;
-        let mut fsync_due = false;
-        let mut failure: Option<anyhow::Error> = None;
+        let mut f = Flight {
+            inflight: 0,
+            exhausted: false,
+            fsync_due: false,
+            failure: None,
+        };
         loop {
-            if !exhausted && failure.is_none() && !fsync_due {
+            if f.may_queue() {
                 if let Err(e) = io.stop.check() {
-                    failure = Some(e);
+                    f.failure = Some(e);
                 }
             }
-            if !exhausted && failure.is_none() && !fsync_due {
-                self.just_queued.clear();
-                while inflight < self.depth {
-                    let Some((direction, offset)) = gen.next_io() else {
-                        exhausted = true;
-                        break;
-                    };
-                    let slot = self.free.pop().expect("a free slot while below iodepth");
-                    if let Err(e) = self.queue(io, slot, direction, offset) {
-                        self.free.push(slot);
-                        failure = Some(e);
-                        break;
-                    }
-                    self.slots[slot as usize].direction = direction;
-                    self.slots[slot as usize].offset = offset;
-                    self.just_queued.push(slot);
-                    inflight += 1;
-                }
-                let now = Instant::now();
-                for &slot in &self.just_queued {
-                    self.slots[slot as usize].submitted = now;
-                }
+            if f.may_queue() {
+                self.fill(io, gen, &mut f);
             }
-            if inflight == 0 {
-                if fsync_due && failure.is_none() {
-                    fsync_due = false;
+            if f.inflight == 0 {
+                if f.fsync_due && f.failure.is_none() {
+                    f.fsync_due = false;
                     match io.fsync() {
                         Ok(()) => rec.extend_end(Direction::Write, Instant::now()),
-                        Err(e) => failure = Some(e),
+                        Err(e) => f.failure = Some(e),
                     }
-                    if !exhausted {
+                    if !f.exhausted {
                         continue;
                     }
                 }
                 break;
             }
-            match self.ring.submit_and_wait(1) {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
-                Err(e) => {
-                    // Cannot reap: the ring keeps its buffers until the kernel is done
-                    // with them (its drop waits, or leaks them if it cannot).
-                    return Err(anyhow!(
-                        "job '{}': io_uring_enter failed with {inflight} I/Os in flight: {e}",
-                        io.name
-                    ));
-                }
+            if !self.submit_and_wait(io, f.inflight)? {
+                continue;
             }
             let done = Instant::now();
-            let slots = &self.slots;
-            let free = &mut self.free;
-            self.ring.reap(|c, buf| {
-                let slot = c.user_data as u16;
-                let s = slots[slot as usize];
-                free.push(slot);
-                inflight -= 1;
-                let res = c.result;
-                if res < 0 {
-                    if failure.is_none() {
-                        failure = Some(io.io_error(
-                            s.direction,
-                            s.offset,
-                            std::io::Error::from_raw_os_error(-res),
-                        ));
-                    }
-                    return;
-                }
-                if res as u64 != bs {
-                    if failure.is_none() {
-                        failure = Some(io.short_io(s.direction, s.offset, res as u64));
-                    }
-                    return;
-                }
-                rec.record(
-                    s.direction,
-                    bs,
-                    (done - s.submitted).as_nanos() as u64,
-                    done,
-                );
-                match s.direction {
-                    Direction::Read => {
-                        if io.checker.enabled {
-                            io.checker.check(buf, s.offset, None);
-                        }
-                    }
-                    Direction::Write => {
-                        if io.writer.written_one() {
-                            fsync_due = true;
-                        }
-                    }
-                }
-            });
+            self.reap(io, rec, &mut f, done);
             if let Some(deadline) = io.deadline {
                 if done >= deadline {
-                    exhausted = true;
+                    f.exhausted = true;
                 }
             }
         }
-        match failure {
+        match f.failure {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// Queues the generator's next I/Os until `iodepth` are in flight. They all get one
+    /// submit time: they reach the kernel in the same syscall.
+    fn fill(&mut self, io: &mut CloneIo<'_>, gen: &mut OffsetGen, f: &mut Flight) {
+        self.just_queued.clear();
+        while f.inflight < self.depth {
+            let Some((direction, offset)) = gen.next_io() else {
+                f.exhausted = true;
+                break;
+            };
+            let slot = self.free.pop().expect("a free slot while below iodepth");
+            if let Err(e) = self.queue(io, slot, direction, offset) {
+                self.free.push(slot);
+                f.failure = Some(e);
+                break;
+            }
+            self.slots[slot as usize].direction = direction;
+            self.slots[slot as usize].offset = offset;
+            self.just_queued.push(slot);
+            f.inflight += 1;
+        }
+        let now = Instant::now();
+        for &slot in &self.just_queued {
+            self.slots[slot as usize].submitted = now;
+        }
+    }
+
+    /// Submits what is queued and waits for one completion. `Ok(false)`: interrupted by
+    /// a signal (EINTR), call again.
+    fn submit_and_wait(&mut self, io: &CloneIo<'_>, inflight: usize) -> Result<bool> {
+        match self.ring.submit_and_wait(1) {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(false),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(true),
+            Err(e) => {
+                // Cannot reap: the ring keeps its buffers until the kernel is done
+                // with them (its drop waits, or leaks them if it cannot).
+                Err(anyhow!(
+                    "job '{}': io_uring_enter failed with {inflight} I/Os in flight: {e}",
+                    io.name
+                ))
+            }
+        }
+    }
+
+    /// Takes every completion the kernel has posted: frees its slot, records its latency
+    /// (from its submit batch to `done`), checks reads and counts writes toward fsync;
+    /// the first error or short I/O becomes the run's failure.
+    fn reap(&mut self, io: &mut CloneIo<'_>, rec: &mut Recorder, f: &mut Flight, done: Instant) {
+        let bs = self.bs as u64;
+        let slots = &self.slots;
+        let free = &mut self.free;
+        self.ring.reap(|c, buf| {
+            let slot = c.user_data as u16;
+            let s = slots[slot as usize];
+            free.push(slot);
+            f.inflight -= 1;
+            let res = c.result;
+            if res < 0 {
+                if f.failure.is_none() {
+                    f.failure = Some(io.io_error(
+                        s.direction,
+                        s.offset,
+                        std::io::Error::from_raw_os_error(-res),
+                    ));
+                }
+                return;
+            }
+            if res as u64 != bs {
+                if f.failure.is_none() {
+                    f.failure = Some(io.short_io(s.direction, s.offset, res as u64));
+                }
+                return;
+            }
+            rec.record(
+                s.direction,
+                bs,
+                (done - s.submitted).as_nanos() as u64,
+                done,
+            );
+            match s.direction {
+                Direction::Read => {
+                    if io.checker.enabled {
+                        io.checker.check(buf, s.offset, None);
+                    }
+                }
+                Direction::Write => {
+                    if io.writer.written_one() {
+                        f.fsync_due = true;
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Where one [`UringEngine::run`] stands.
+struct Flight {
+    /// I/Os submitted and not reaped yet.
+    inflight: usize,
+    /// The generator is done or the deadline passed: queue nothing more.
+    exhausted: bool,
+    /// A write completed an fsync interval: queue nothing, drain, fsync, go on.
+    fsync_due: bool,
+    /// The first error: queue nothing more, drain, then return it.
+    failure: Option<anyhow::Error>,
+}
+
+impl Flight {
+    fn may_queue(&self) -> bool {
+        !self.exhausted && self.failure.is_none() && !self.fsync_due
     }
 }

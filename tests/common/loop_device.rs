@@ -1,5 +1,6 @@
 //! A loop device over a scratch file in /dev/shm, for the end-to-end tests that need a
-//! real block device (root needed, like every block test of the project). Detached, and
+//! real block device (root needed, like every block test of the project: such tests
+//! carry `#[ignore = "needs root: loop devices"]`). Detached, and
 //! its file deleted, on drop, also when the test fails. Nothing touches the machine's
 //! disks.
 //!
@@ -50,7 +51,7 @@ impl LoopDevice {
             .args(["--find", "--show"])
             .arg(backing.path())
             .output()
-            .expect("run losetup (util-linux must be installed)");
+            .expect("run losetup (util-linux, on root's PATH: these tests need root)");
         assert!(
             out.status.success(),
             "losetup failed (these tests need root): {}",

@@ -1,0 +1,215 @@
+//! What a running job clone's engine uses besides its buffers (both engines alike): the
+//! stop flags, the write side (verify headers, fsync every N writes), the read-side
+//! verify check, and the read-back of everything written when the job verifies.
+
+use super::buffer::{check_block, stamp_block, AlignedBuf};
+use super::job::ClonePlan;
+use super::result::{Direction, VerifyReport};
+use super::Cancelled;
+use anyhow::{Context, Result};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Keep at most this many bad blocks in a verify report.
+pub const MAX_BAD_REPORTED: usize = 16;
+
+/// Stop flags checked between I/Os: the user's (Ctrl-C, SIGTERM) and "another clone failed".
+pub struct Stop<'a> {
+    pub user: &'a AtomicBool,
+    pub sibling_failed: &'a AtomicBool,
+}
+
+/// A clone stopped because another one failed; the other one's error is the one reported.
+#[derive(Debug)]
+pub struct SiblingFailed;
+impl std::fmt::Display for SiblingFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stopped because another job failed")
+    }
+}
+impl std::error::Error for SiblingFailed {}
+
+impl Stop<'_> {
+    #[inline]
+    pub fn check(&self) -> Result<()> {
+        if self.user.load(Ordering::Relaxed) {
+            return Err(Cancelled.into());
+        }
+        if self.sibling_failed.load(Ordering::Relaxed) {
+            return Err(SiblingFailed.into());
+        }
+        Ok(())
+    }
+}
+
+/// Write-side state: verify headers, the blocks written, fsync every N writes.
+pub struct Writer {
+    pub verify: bool,
+    pub run_id: u64,
+    pub sequence: u64,
+    region_start: u64,
+    bs: u64,
+    /// One bit per block of the region, set when verify is on and the block was written.
+    pub written: Vec<u64>,
+    fsync_every: u32,
+    since_fsync: u32,
+}
+
+impl Writer {
+    pub fn new(plan: &ClonePlan, run_id: u64) -> Writer {
+        let verify = plan.job.verify && plan.job.rw.writes();
+        Writer {
+            verify,
+            run_id,
+            sequence: 0,
+            region_start: plan.region_start,
+            bs: plan.job.bs,
+            written: if verify {
+                vec![0; plan.region_blocks.div_ceil(64) as usize]
+            } else {
+                Vec::new()
+            },
+            fsync_every: plan.job.fsync,
+            since_fsync: 0,
+        }
+    }
+
+    /// Stamp a block about to be written at `offset` (verify only).
+    #[inline]
+    pub fn prepare(&mut self, block: &mut [u8], offset: u64) {
+        if self.verify {
+            self.sequence += 1;
+            stamp_block(block, offset, self.run_id, self.sequence);
+            let i = (offset - self.region_start) / self.bs;
+            self.written[(i / 64) as usize] |= 1 << (i % 64);
+        }
+    }
+
+    /// Count a completed write; true when it is time to fsync.
+    #[inline]
+    pub fn written_one(&mut self) -> bool {
+        if self.fsync_every == 0 {
+            return false;
+        }
+        self.since_fsync += 1;
+        if self.since_fsync >= self.fsync_every {
+            self.since_fsync = 0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Checks blocks as read jobs with `verify = true` read them.
+#[derive(Default)]
+pub struct ReadChecker {
+    pub enabled: bool,
+    pub report: VerifyReport,
+}
+
+impl ReadChecker {
+    #[inline]
+    pub fn check(&mut self, block: &[u8], offset: u64, run_id: Option<u64>) {
+        if !self.enabled {
+            return;
+        }
+        self.report.blocks_checked += 1;
+        if let Some(problem) = check_block(block, offset, run_id) {
+            self.report.bad_blocks += 1;
+            if self.report.first_bad.len() < MAX_BAD_REPORTED {
+                self.report.first_bad.push((offset, problem));
+            }
+        }
+    }
+}
+
+/// Everything a clone's engine needs besides its buffers.
+pub struct CloneIo<'a> {
+    pub name: &'a str,
+    pub file: File,
+    pub bs: u64,
+    pub path: &'a std::path::Path,
+    pub writer: Writer,
+    pub checker: ReadChecker,
+    pub stop: Stop<'a>,
+    pub deadline: Option<Instant>,
+}
+
+impl CloneIo<'_> {
+    pub fn io_error(&self, dir: Direction, offset: u64, e: std::io::Error) -> anyhow::Error {
+        anyhow::Error::new(e).context(format!(
+            "job '{}': {} of {} bytes at offset {offset} on {} failed",
+            self.name,
+            dir.as_str(),
+            self.bs,
+            self.path.display()
+        ))
+    }
+
+    pub fn short_io(&self, dir: Direction, offset: u64, done: u64) -> anyhow::Error {
+        anyhow::anyhow!(
+            "job '{}': short {} at offset {offset} on {}: {done} of {} bytes (end of file or device?)",
+            self.name,
+            dir.as_str(),
+            self.path.display(),
+            self.bs
+        )
+    }
+
+    pub fn fsync(&self) -> Result<()> {
+        self.file.sync_all().with_context(|| {
+            format!(
+                "job '{}': fsync of {} failed",
+                self.name,
+                self.path.display()
+            )
+        })
+    }
+}
+
+/// Read back every block a write job wrote (verify = true) and check it.
+pub fn verify_written(
+    plan: &ClonePlan,
+    file: &File,
+    writer: &Writer,
+    stop: &AtomicBool,
+) -> Result<VerifyReport> {
+    let bs = plan.job.bs;
+    let mut buf = AlignedBuf::new(bs as usize, 4096);
+    let mut checker = ReadChecker {
+        enabled: true,
+        report: VerifyReport::default(),
+    };
+    for (word_index, &word) in writer.written.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Cancelled.into());
+            }
+            let block = word_index as u64 * 64 + bits.trailing_zeros() as u64;
+            bits &= bits - 1;
+            let offset = plan.region_start + block * bs;
+            let n = file.read_at(buf.as_mut_slice(), offset).with_context(|| {
+                format!(
+                    "job '{}': verify read at offset {offset} of {} failed",
+                    plan.name,
+                    plan.path.display()
+                )
+            })?;
+            if n as u64 != bs {
+                checker.report.blocks_checked += 1;
+                checker.report.bad_blocks += 1;
+                checker
+                    .report
+                    .first_bad
+                    .push((offset, format!("short read: {n} of {bs} bytes")));
+                continue;
+            }
+            checker.check(buf.as_slice(), offset, Some(writer.run_id));
+        }
+    }
+    Ok(checker.report)
+}
