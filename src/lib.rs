@@ -1,9 +1,13 @@
 //! mmcab: A/B evaluation harness for the Linux MMC/eMMC stack.
 //!
 //! The pipeline, in the order data flows (see README.md):
-//! plan file -> [`device`] (identity, ios, EXT_CSD) -> [`knob`] (snapshot, apply, verify)
-//! -> [`workload`] (run the jobs, measure) -> [`record`] (runs.csv, meta.json)
-//! -> [`knob`] restore -> [`stats`] -> [`report`].
+//! [`plan`] file -> [`runner`]: [`device`] (identity, ios, EXT_CSD) -> [`knob`] (snapshot,
+//! apply, verify) -> [`workload`] (run the jobs, measure) -> [`record`] (runs.csv,
+//! meta.json) -> [`knob`] restore; then [`stats`] -> [`report`].
+//!
+//! Layers, imports pointing down: [`cli`] (clap, all printing) -> [`runner`] -> [`knob`],
+//! [`workload`], [`record`], [`plan`] -> [`device`] -> `linux-uapi`; [`report`] and
+//! [`stats`] read [`record`]. Nothing below [`cli`] imports it or prints.
 #![forbid(unsafe_code)]
 
 pub mod cli;
@@ -12,6 +16,7 @@ pub mod knob;
 pub mod plan;
 pub mod record;
 pub mod report;
+pub mod runner;
 pub mod stats;
 pub mod units;
 pub mod workload;

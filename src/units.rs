@@ -77,7 +77,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, ParseError> {
             )))
         }
     };
-    Ok(Duration::from_secs_f64(seconds))
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| ParseError(format!("'{text}' is too long a duration")))
 }
 
 /// Format bytes in the largest binary unit that divides them exactly (`4KiB`, `1MiB`, `1536B`).

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::device::capture::{fixture, Capture};
-use crate::device::info_json;
 
 /// The JSON exactly as `mmcab info --json` prints it (println!: a final newline).
 fn printed(info: &DeviceInfo) -> String {
@@ -131,16 +130,4 @@ fn info_from_capture_tree_agrees_with_its_sysfs_and_debugfs() {
     let text = crate::device::render::human(&info);
     assert!(text.contains("read via debugfs"), "{text}");
     assert!(text.contains("[212] SEC_COUNT"), "{text}");
-}
-
-/// The compatibility value is the typed struct's JSON.
-#[test]
-fn info_json_is_the_serialized_struct() {
-    let cap = Capture::load("cap-linux6-bus4.txt");
-    let dir = tempfile::tempdir().unwrap();
-    let paths = cap.paths_in_tree(dir.path());
-    let value = info_json(&paths).unwrap();
-    let info = DeviceInfo::read(&paths).unwrap();
-    assert_eq!(value, serde_json::to_value(&info).unwrap());
-    assert_eq!(value["ios"]["bus_width"], 4);
 }

@@ -1,5 +1,6 @@
 //! Device discovery and introspection: from `/dev/mmcblkN` to the card's identity, the
-//! host's bus settings, EXT_CSD and capabilities (`mmcab info`).
+//! host's bus settings, EXT_CSD and capabilities (what `mmcab info` shows). Returns
+//! data; the command line prints it.
 //!
 //! - [`discover`]: name -> [`MmcPaths`] (sysfs, host, debugfs)
 //! - [`ioctl`]: the MMC ioctls, over the safe interface of `linux_uapi::mmc`
@@ -10,7 +11,6 @@
 //!   human form
 //! - [`sysfs`]: reading kernel attribute files
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 pub mod capabilities;
 #[cfg(test)]
@@ -30,7 +30,6 @@ pub use discover::{discover, ensure_debugfs};
 pub use ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};
 pub use info::DeviceInfo;
 pub use ios::{read_ios, Ios};
-pub use probe::info_json;
 
 /// Where the kernel exposes one MMC/SD card, found from `/dev/mmcblkN[pM]` or `mmcblkN`.
 /// The knobs and the runner take every path they touch from here.
@@ -53,31 +52,4 @@ pub struct MmcPaths {
     pub host_debugfs: PathBuf,
     /// `/sys/kernel/debug/mmc0/mmc0:0001`.
     pub card_debugfs: PathBuf,
-}
-
-/// `mmcab info DEVICE [--json | --raw]`.
-pub fn cmd_info(args: &crate::cli::InfoArgs) -> anyhow::Result<ExitCode> {
-    // Discovery first: a wrong name fails with one line before anything is mounted.
-    let paths = discover(&args.device)?;
-    if let Err(e) = ensure_debugfs() {
-        eprintln!("mmcab: warning: {e:#}");
-    }
-    // Re-discover so the debugfs paths follow a mount made just now.
-    let paths = discover(&args.device).unwrap_or(paths);
-    let info = DeviceInfo::read(&paths)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-    } else if args.raw {
-        match &info.ext_csd {
-            Some(x) => print!("{}", render::raw(&x.raw)),
-            None => anyhow::bail!(
-                "{}: no EXT_CSD: {}",
-                paths.dev_node.display(),
-                info.ext_csd_error.as_deref().unwrap_or("unknown reason")
-            ),
-        }
-    } else {
-        print!("{}", render::human(&info));
-    }
-    Ok(ExitCode::SUCCESS)
 }

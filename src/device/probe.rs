@@ -181,10 +181,3 @@ impl DeviceInfo {
         Ok(info)
     }
 }
-
-/// Everything `mmcab info --json` prints, as a JSON value: [`DeviceInfo::read`]
-/// serialized. For callers that still take the untyped value; new code uses
-/// [`DeviceInfo`].
-pub fn info_json(paths: &MmcPaths) -> Result<serde_json::Value> {
-    Ok(serde_json::to_value(DeviceInfo::read(paths)?)?)
-}

@@ -4,7 +4,6 @@
 use super::ext_csd::DecodedValue;
 use super::ext_csd_table::FIELDS;
 use super::info::{DeviceInfo, ExtCsdInfo, Identity, IosInfo};
-use serde::Deserialize;
 use std::fmt::Display;
 use std::fmt::Write;
 
@@ -13,35 +12,8 @@ fn or_dash<T: Display>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
-/// What [`human`] renders: a [`DeviceInfo`] or, for callers that still hold
-/// [`super::info_json`]'s value, that value (read back into a `DeviceInfo` first, so a
-/// key that does not fit is reported, never shown as a dash). The value form is kept
-/// for compatibility only.
-pub trait InfoText {
-    fn info_text(&self) -> String;
-}
-
-impl InfoText for DeviceInfo {
-    fn info_text(&self) -> String {
-        text(self)
-    }
-}
-
-impl InfoText for serde_json::Value {
-    fn info_text(&self) -> String {
-        match DeviceInfo::deserialize(self) {
-            Ok(info) => text(&info),
-            Err(e) => format!("unreadable device information: {e}\n"),
-        }
-    }
-}
-
 /// The whole text of `mmcab info DEVICE`.
-pub fn human(info: &impl InfoText) -> String {
-    info.info_text()
-}
-
-fn text(info: &DeviceInfo) -> String {
+pub fn human(info: &DeviceInfo) -> String {
     let mut o = String::new();
     header(&mut o, info);
     identity(
@@ -231,20 +203,6 @@ mod tests {
             let hex = &info.ext_csd.as_ref().unwrap().raw;
             assert_eq!(raw(hex), fixture(&format!("info-v0.1-{which}.raw")));
         }
-    }
-
-    /// The compatibility form: the JSON value renders as the struct it holds.
-    #[test]
-    fn json_value_renders_like_the_struct() {
-        let json = fixture("info-v0.1-linux7-bus8.json");
-        let info: DeviceInfo = serde_json::from_str(&json).unwrap();
-        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(human(&value), human(&info));
-        let err = human(&serde_json::json!({"schema": 1}));
-        assert!(
-            err.starts_with("unreadable device information: missing field"),
-            "{err}"
-        );
     }
 
     /// Parts that could not be read say why, and nothing else is invented.

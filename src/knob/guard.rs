@@ -1,28 +1,44 @@
 //! Restore on every exit path.
 //!
 //! [`KnobGuard`] owns the knobs of a run. It snapshots them before the first apply and
-//! restores them (last touched first) on normal exit, on error (`?` drops it), on panic
-//! (unwinding drops it) and after SIGINT/SIGTERM/SIGHUP, which [`Interrupts`] turns into a
-//! flag the runner polls instead of letting the signal kill the process. Every further
-//! Ctrl-C only prints that restore is under way: it cannot skip it. A restore that fails
-//! prints the exact shell commands that finish it by hand.
+//! restores them (last touched first) when the runner is done, whether it finished, failed
+//! or was stopped by a signal (`crate::runner::signals`), and on panic (unwinding drops
+//! it). A restore that fails reports the exact shell commands that finish it by hand.
+//! The guard prints nothing: what it has to say goes to the [`GuardReport`] it was given.
 
 use super::Knob;
 use anyhow::{Context, Result};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
-use std::sync::Arc;
+
+/// What the guard tells the user, through the caller's output.
+#[derive(Debug)]
+pub enum GuardEvent<'a> {
+    /// A panic unwinds through the guard: the knobs are restored before the process exits.
+    Panicking,
+    /// Restoring one knob failed (the others are still tried).
+    RestoreFailed {
+        knob: &'a str,
+        error: &'a anyhow::Error,
+    },
+    /// The shell commands (as root) that finish a failed restore by hand.
+    ByHand { commands: &'a [String] },
+}
+
+/// Where a [`KnobGuard`] reports; called from the thread that owns the guard.
+pub type GuardReport = Box<dyn Fn(GuardEvent<'_>) + Send + Sync>;
 
 pub struct KnobGuard {
     knobs: Vec<Box<dyn Knob>>,
+    report: GuardReport,
     /// True once any knob may differ from its snapshot.
     touched: bool,
     restored: bool,
 }
 
 impl KnobGuard {
-    pub fn new(knobs: Vec<Box<dyn Knob>>) -> Self {
+    pub fn new(knobs: Vec<Box<dyn Knob>>, report: GuardReport) -> Self {
         KnobGuard {
             knobs,
+            report,
             touched: false,
             restored: false,
         }
@@ -77,7 +93,7 @@ impl KnobGuard {
     }
 
     /// Restore every knob, last first. Tries all of them even when one fails; on failure
-    /// prints the manual commands for the knobs that failed and returns an error.
+    /// reports each failure and the manual commands for those knobs, and returns an error.
     pub fn restore_all(&mut self) -> Result<()> {
         if self.restored || !self.touched {
             self.restored = true;
@@ -88,8 +104,11 @@ impl KnobGuard {
             if knob.original().is_none() {
                 continue;
             }
-            if let Err(err) = knob.restore() {
-                eprintln!("mmcab: restoring knob {} failed: {err:#}", knob.name());
+            if let Err(error) = knob.restore() {
+                (self.report)(GuardEvent::RestoreFailed {
+                    knob: knob.name(),
+                    error: &error,
+                });
                 failed.push((knob.name().to_string(), knob.restore_commands()));
             }
         }
@@ -97,12 +116,10 @@ impl KnobGuard {
         if failed.is_empty() {
             return Ok(());
         }
-        eprintln!("mmcab: restore the device by hand with these commands (as root):");
-        for (_, commands) in &failed {
-            for command in commands {
-                eprintln!("    {command}");
-            }
-        }
+        let commands: Vec<String> = failed.iter().flat_map(|(_, c)| c.clone()).collect();
+        (self.report)(GuardEvent::ByHand {
+            commands: &commands,
+        });
         let names: Vec<_> = failed.into_iter().map(|(name, _)| name).collect();
         anyhow::bail!(
             "could not restore knob(s) {}: run the commands printed above",
@@ -115,95 +132,11 @@ impl Drop for KnobGuard {
     fn drop(&mut self) {
         if !self.restored && self.touched {
             if std::thread::panicking() {
-                eprintln!("mmcab: panicked; restoring knobs before exiting");
+                (self.report)(GuardEvent::Panicking);
             }
-            // Errors were printed with the manual commands; nothing else to do in drop.
+            // Failures were reported with the manual commands; nothing else to do in drop.
             let _ = self.restore_all();
         }
-    }
-}
-
-/// SIGINT, SIGTERM and SIGHUP turned into a flag: the runner stops at the next check,
-/// the engine stops its current run, and the guard restores before the process exits.
-#[derive(Clone)]
-pub struct Interrupts {
-    /// Set on the first signal; shared with the engine as its cancellation flag.
-    pub stop: Arc<AtomicBool>,
-    signal: Arc<AtomicI32>,
-    count: Arc<AtomicU32>,
-}
-
-impl Interrupts {
-    /// Take over SIGINT, SIGTERM and SIGHUP for the life of the process.
-    pub fn install() -> Result<Interrupts> {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        let interrupts = Interrupts {
-            stop: Arc::new(AtomicBool::new(false)),
-            signal: Arc::new(AtomicI32::new(0)),
-            count: Arc::new(AtomicU32::new(0)),
-        };
-        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-            .context("installing the SIGINT/SIGTERM handlers")?;
-        let shared = interrupts.clone();
-        std::thread::Builder::new()
-            .name("mmcab-signals".into())
-            .spawn(move || {
-                for signal in signals.forever() {
-                    let n = shared.count.fetch_add(1, Ordering::SeqCst) + 1;
-                    if n == 1 {
-                        shared.signal.store(signal, Ordering::SeqCst);
-                        shared.stop.store(true, Ordering::SeqCst);
-                        eprintln!(
-                            "\nmmcab: got {}: stopping; the current run is discarded, knobs are \
-                             restored before exit",
-                            signal_name(signal)
-                        );
-                    } else {
-                        eprintln!(
-                            "\nmmcab: got {} again: still stopping; knob restore is not skipped \
-                             (if you kill -9 now, run restore.sh in the results directory)",
-                            signal_name(signal)
-                        );
-                    }
-                }
-            })
-            .context("starting the signal thread")?;
-        Ok(interrupts)
-    }
-
-    /// A flag that is never set (for tests and library callers without signals).
-    pub fn none() -> Interrupts {
-        Interrupts {
-            stop: Arc::new(AtomicBool::new(false)),
-            signal: Arc::new(AtomicI32::new(0)),
-            count: Arc::new(AtomicU32::new(0)),
-        }
-    }
-
-    pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::SeqCst)
-    }
-
-    /// The first signal received, if any.
-    pub fn signal(&self) -> Option<i32> {
-        match self.signal.load(Ordering::SeqCst) {
-            0 => None,
-            s => Some(s),
-        }
-    }
-
-    /// Exit status a shell expects after this signal (128 + number), 1 when none.
-    pub fn exit_status(&self) -> u8 {
-        self.signal().map(|s| (128 + s) as u8).unwrap_or(1)
-    }
-}
-
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGINT => "SIGINT (Ctrl-C)",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
     }
 }
 
@@ -223,13 +156,28 @@ mod tests {
         (Box::new(AttributeKnob::new(name, &path, vec![])), path)
     }
 
+    /// A report that keeps what the guard said, one line per event.
+    fn recorder() -> (GuardReport, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        let report: GuardReport = Box::new(move |event| {
+            let line = match event {
+                GuardEvent::Panicking => "panicking".to_string(),
+                GuardEvent::RestoreFailed { knob, .. } => format!("failed {knob}"),
+                GuardEvent::ByHand { commands } => format!("by hand {}", commands.join("; ")),
+            };
+            sink.lock().unwrap().push(line);
+        });
+        (report, lines)
+    }
+
     #[test]
     fn drop_restores_what_was_applied() {
         let dir = tempfile::tempdir().unwrap();
         let (a, path_a) = file_knob(dir.path(), "a", "1");
         let (b, path_b) = file_knob(dir.path(), "b", "x");
         {
-            let mut guard = KnobGuard::new(vec![a, b]);
+            let mut guard = KnobGuard::new(vec![a, b], recorder().0);
             guard.snapshot_all().unwrap();
             guard.knob_mut("a").unwrap().apply("2").unwrap();
             guard.knob_mut("b").unwrap().apply("y").unwrap();
@@ -245,14 +193,16 @@ mod tests {
     fn panic_unwinding_restores() {
         let dir = tempfile::tempdir().unwrap();
         let (a, path_a) = file_knob(dir.path(), "a", "1");
+        let (report, said) = recorder();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            let mut guard = KnobGuard::new(vec![a]);
+            let mut guard = KnobGuard::new(vec![a], report);
             guard.snapshot_all().unwrap();
             guard.knob_mut("a").unwrap().apply("2").unwrap();
             panic!("boom");
         }));
         assert!(result.is_err());
         assert_eq!(std::fs::read_to_string(&path_a).unwrap().trim(), "1");
+        assert_eq!(*said.lock().unwrap(), ["panicking"]);
     }
 
     #[test]
@@ -261,11 +211,13 @@ mod tests {
         let (a, path_a) = file_knob(dir.path(), "a", "1");
         let broken: Box<dyn Knob> =
             Box::new(CommandKnob::new("broken", "echo 0", "exit 1", None, None));
-        let mut guard = KnobGuard::new(vec![a, broken]);
+        let (report, said) = recorder();
+        let mut guard = KnobGuard::new(vec![a, broken], report);
         guard.snapshot_all().unwrap();
         guard.knob_mut("a").unwrap().apply("2").unwrap();
         let err = guard.restore_all().unwrap_err().to_string();
         assert!(err.contains("broken"), "{err}");
         assert_eq!(std::fs::read_to_string(&path_a).unwrap().trim(), "1");
+        assert_eq!(*said.lock().unwrap(), ["failed broken", "by hand exit 1"]);
     }
 }

@@ -114,38 +114,11 @@ pub fn shell_quote(text: &str) -> String {
     }
 }
 
-/// `mmcab knobs DEVICE [--json]`: each built-in knob, its current value, whether it can
-/// be switched here, and why not.
-pub fn cmd_knobs(args: &crate::cli::KnobsArgs) -> anyhow::Result<std::process::ExitCode> {
-    let statuses = crate::plan::observe::list_knobs(&args.device)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&statuses)?);
-        return Ok(std::process::ExitCode::SUCCESS);
-    }
-    print!("{}", knobs_table(&statuses));
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
-/// The `mmcab knobs` table: one knob per line, then its values and the reason, indented.
-pub fn knobs_table(statuses: &[builtin::KnobStatus]) -> String {
-    let mut out = format!("{:<10} {:<10} {}\n", "knob", "available", "value");
-    for s in statuses {
-        out.push_str(&format!(
-            "{:<10} {:<10} {}\n",
-            s.name,
-            if s.available { "yes" } else { "no" },
-            s.value.as_deref().unwrap_or("-")
-        ));
-        out.push_str(&format!("    values: {}\n", s.values));
-        if !s.reason.is_empty() {
-            out.push_str(&format!(
-                "    {}: {}\n",
-                if s.available { "note" } else { "why" },
-                s.reason
-            ));
-        }
-    }
-    out
+/// Every built-in knob on `device` (`/dev/mmcblkN`, `mmcblkN`): its current value,
+/// whether it can be switched here, and why not.
+pub fn statuses(device: &str) -> Result<Vec<builtin::KnobStatus>> {
+    let paths = crate::device::discover(device)?;
+    Ok(builtin::status(&builtin::KnobEnv::new(paths)))
 }
 
 #[cfg(test)]

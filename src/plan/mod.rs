@@ -1,13 +1,11 @@
-//! Plans: configs x workloads x repetitions (issues: engine, knobs and runner).
+//! Plan files and the run matrix; pure (no device, no output).
 //!
-//! - [`spec`]: the plan file (workloads: engine; configs and knobs: [`config`])
-//! - [`matrix`]: expansion and order; [`session`]: settings, resume, results directory
-//! - [`run`]: the runner loop; [`observe`]: what it reads from the device
+//! - [`spec`]: the plan file (workloads: [`crate::workload::spec`]; configs and knobs:
+//!   [`config`]);
+//! - [`matrix`]: configs x workloads x repetitions in a fair [`order`], walked lazily;
+//! - [`limits`]: the bounds of every number a plan or the command line gives.
 pub mod config;
+pub mod limits;
 pub mod matrix;
-pub mod observe;
-pub mod run;
-pub mod session;
+pub mod order;
 pub mod spec;
-
-pub use run::cmd_run;

@@ -2,6 +2,7 @@
 //! `[[workload]]` entries (see [`crate::workload::spec`]).
 
 use super::config::{ConfigSpec, KnobDecl};
+use super::matrix::Order;
 use crate::workload::spec::WorkloadSpec;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -19,7 +20,7 @@ pub struct Plan {
     #[serde(default)]
     pub warmup: Option<u32>,
     #[serde(default)]
-    pub order: Option<String>,
+    pub order: Option<Order>,
     #[serde(default)]
     pub seed: Option<u64>,
     /// Configurations to compare (`[[config]]`: name, knob settings, expectations).
@@ -40,7 +41,8 @@ impl Plan {
             .with_context(|| format!("plan file {}", path.display()))
     }
 
-    /// Check the workloads (names unique, every job possible).
+    /// Check the workloads (names unique, every job possible) and bound every number
+    /// ([`super::limits`]).
     pub fn validate(&self) -> Result<()> {
         if self.workload.is_empty() {
             bail!("plan '{}' has no [[workload]]: add at least one", self.name);
@@ -54,7 +56,7 @@ impl Plan {
             }
             w.validate()?;
         }
-        Ok(())
+        super::limits::check_plan(self)
     }
 
     pub fn workload(&self, name: &str) -> Option<&WorkloadSpec> {

@@ -1,10 +1,13 @@
 //! The results directory: `runs.csv` (one row per run x job x direction, appended and
 //! fsynced after every run), `series.csv` (per-second throughput), `latency.csv`
-//! (latency CDF points) and `meta.json`.
+//! (latency CDF points), `knob_evidence.csv` (what a knob's counters showed per run),
+//! `meta.json` and `restore.sh`.
 //!
 //! Column names carry their units. The report reads these files back, so this module is
 //! the schema both sides share.
 
+use crate::plan::matrix::Order;
+use crate::workload::result::Direction;
 use serde::{Deserialize, Serialize};
 
 pub mod writer;
@@ -28,7 +31,7 @@ pub struct RunRow {
     /// Job name, or [`GROUP_JOB`] for all jobs of the workload together.
     pub job: String,
     /// `read` or `write`.
-    pub direction: String,
+    pub direction: Direction,
     pub bytes: u64,
     pub ops: u64,
     pub seconds: f64,
@@ -52,7 +55,7 @@ pub struct SeriesRow {
     pub config: String,
     pub workload: String,
     pub job: String,
-    pub direction: String,
+    pub direction: Direction,
     pub second: u32,
     pub mb_per_s: f64,
 }
@@ -64,7 +67,7 @@ pub struct LatencyRow {
     pub config: String,
     pub workload: String,
     pub job: String,
-    pub direction: String,
+    pub direction: Direction,
     pub percentile: f64,
     pub latency_us: f64,
 }
@@ -73,6 +76,19 @@ pub const RUNS_CSV: &str = "runs.csv";
 pub const SERIES_CSV: &str = "series.csv";
 pub const LATENCY_CSV: &str = "latency.csv";
 pub const META_JSON: &str = "meta.json";
+pub const KNOB_EVIDENCE_CSV: &str = "knob_evidence.csv";
+/// Shell commands that put every knob back by hand, written before the first change.
+pub const RESTORE_SH: &str = "restore.sh";
+
+/// One row of `knob_evidence.csv`: what a knob's counters showed over one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceRow {
+    pub run: u32,
+    pub config: String,
+    pub workload: String,
+    pub knob: String,
+    pub evidence: String,
+}
 
 /// `meta.json`: everything needed to know what was measured and to refuse comparing
 /// unlike with unlike. Written by the runner at the start of a run and updated at the end.
@@ -105,7 +121,7 @@ pub struct Meta {
     pub repetitions: u32,
     pub warmup: u32,
     /// `interleaved`, `random` or `blocked`.
-    pub order: String,
+    pub order: Order,
     pub seed: u64,
     /// `--scale-down` the sizes were divided by (None: 1, as written in the plan).
     #[serde(default)]

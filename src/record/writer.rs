@@ -30,6 +30,24 @@ pub struct ResultsWriter {
     dir: PathBuf,
 }
 
+/// An interrupted results directory opened by [`ResultsWriter::resume`].
+#[derive(Debug)]
+pub struct Resumed {
+    pub writer: ResultsWriter,
+    pub meta: Meta,
+    /// Runs already in `runs.csv`.
+    pub finished: BTreeSet<u32>,
+    /// Torn last lines that were cut off.
+    pub torn: Vec<TornLine>,
+}
+
+/// A last line without its newline (a write torn by a crash), cut off on resume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornLine {
+    pub path: PathBuf,
+    pub bytes: usize,
+}
+
 impl ResultsWriter {
     /// Create a new results directory (it must not exist, or be empty) and write `meta.json`.
     pub fn create(dir: &Path, meta: &Meta) -> Result<ResultsWriter> {
@@ -57,7 +75,7 @@ impl ResultsWriter {
     /// Open an interrupted results directory: its `meta.json` and the runs already in
     /// `runs.csv`. A torn last line is cut off, and series/latency rows of runs that did
     /// not reach `runs.csv` are dropped, so the run can be repeated cleanly.
-    pub fn resume(dir: &Path) -> Result<(ResultsWriter, Meta, BTreeSet<u32>)> {
+    pub fn resume(dir: &Path) -> Result<Resumed> {
         let meta_path = dir.join(META_JSON);
         let text = std::fs::read_to_string(&meta_path).with_context(|| {
             format!(
@@ -67,23 +85,24 @@ impl ResultsWriter {
         })?;
         let meta: Meta = serde_json::from_str(&text)
             .with_context(|| format!("parsing {}", meta_path.display()))?;
+        let mut torn = Vec::new();
         let runs_path = dir.join(RUNS_CSV);
-        cut_torn_line(&runs_path)?;
+        torn.extend(cut_torn_line(&runs_path)?);
         let rows: Vec<RunRow> = read_rows(&runs_path)?;
         let finished: BTreeSet<u32> = rows.iter().map(|r| r.run).collect();
         for name in [SERIES_CSV, LATENCY_CSV] {
-            let path = dir.join(name);
-            cut_torn_line(&path)?;
+            torn.extend(cut_torn_line(&dir.join(name))?);
         }
         keep_runs::<SeriesRow>(&dir.join(SERIES_CSV), &finished, |r| r.run)?;
         keep_runs::<LatencyRow>(&dir.join(LATENCY_CSV), &finished, |r| r.run)?;
-        Ok((
-            ResultsWriter {
+        Ok(Resumed {
+            writer: ResultsWriter {
                 dir: dir.to_path_buf(),
             },
             meta,
             finished,
-        ))
+            torn,
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -127,7 +146,7 @@ pub fn rows_for(
     let mut series = Vec::new();
     let mut latency = Vec::new();
     let mut add = |job: &str, d: &DirectionResult, verify_errors: u64| {
-        let direction = d.direction.as_str().to_string();
+        let direction = d.direction;
         runs.push(RunRow {
             run: key.run,
             label: key.label.clone(),
@@ -137,7 +156,7 @@ pub fn rows_for(
             warmup: key.warmup,
             started_unix_s: result.started_unix_s,
             job: job.to_string(),
-            direction: direction.clone(),
+            direction,
             bytes: d.bytes,
             ops: d.ops,
             seconds: d.seconds,
@@ -158,7 +177,7 @@ pub fn rows_for(
                 config: key.config.clone(),
                 workload: key.workload.clone(),
                 job: job.to_string(),
-                direction: direction.clone(),
+                direction,
                 second: second as u32,
                 mb_per_s: *bytes as f64 / 1e6,
             });
@@ -169,7 +188,7 @@ pub fn rows_for(
                 config: key.config.clone(),
                 workload: key.workload.clone(),
                 job: job.to_string(),
-                direction: direction.clone(),
+                direction,
                 percentile: *percentile,
                 latency_us: *latency_us,
             });
@@ -239,32 +258,31 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     }
 }
 
-/// Cut a last line that has no newline (a write torn by a crash).
-fn cut_torn_line(path: &Path) -> Result<()> {
+/// Cut a last line that has no newline (a write torn by a crash); say what was cut.
+fn cut_torn_line(path: &Path) -> Result<Option<TornLine>> {
     if !path.exists() {
-        return Ok(());
+        return Ok(None);
     }
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     if bytes.is_empty() || bytes.ends_with(b"\n") {
-        return Ok(());
+        return Ok(None);
     }
     let keep = bytes
         .iter()
         .rposition(|&b| b == b'\n')
         .map(|i| i + 1)
         .unwrap_or(0);
-    eprintln!(
-        "mmcab: {}: dropping a torn last line ({} bytes) left by the interrupted run",
-        path.display(),
-        bytes.len() - keep
-    );
     let file = OpenOptions::new()
         .write(true)
         .open(path)
         .with_context(|| format!("opening {}", path.display()))?;
     file.set_len(keep as u64)
         .and_then(|_| file.sync_all())
-        .with_context(|| format!("truncating {}", path.display()))
+        .with_context(|| format!("truncating {}", path.display()))?;
+    Ok(Some(TornLine {
+        path: path.to_path_buf(),
+        bytes: bytes.len() - keep,
+    }))
 }
 
 /// Rewrite a CSV file keeping only the rows of finished runs.
@@ -379,9 +397,16 @@ mod tests {
             .open(out.join(RUNS_CSV))
             .unwrap();
         f.write_all(b"2,L,bus8,seq-re").unwrap();
-        let (_, meta_back, finished) = ResultsWriter::resume(&out).unwrap();
-        assert_eq!(meta_back.plan_name, "p");
-        assert_eq!(finished.into_iter().collect::<Vec<_>>(), vec![1]);
+        let resumed = ResultsWriter::resume(&out).unwrap();
+        assert_eq!(resumed.meta.plan_name, "p");
+        assert_eq!(resumed.finished.into_iter().collect::<Vec<_>>(), vec![1]);
+        assert_eq!(
+            resumed.torn,
+            vec![TornLine {
+                path: out.join(RUNS_CSV),
+                bytes: "2,L,bus8,seq-re".len()
+            }]
+        );
         let series: Vec<SeriesRow> = read_rows(&out.join(SERIES_CSV)).unwrap();
         assert!(series.iter().all(|r| r.run == 1));
         let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();

@@ -1,9 +1,9 @@
 //! Reports (`mmcab report`, `mmcab compare`): statistics of a results directory turned
-//! into a 72-column mail text (also printed), markdown, a tidy summary.csv, JSON and
-//! SVG/PNG charts, all written into one output directory.
+//! into a 72-column mail text (returned for the command line to print), markdown, a tidy
+//! summary.csv, JSON and SVG/PNG charts, all written into one output directory.
 //!
 //! Module per output: [`text`] (mail), [`markdown`], [`csv`], [`json`], [`chart`];
-//! [`load`] reads a results dir, [`results`] and [`reference`] build the [`model`].
+//! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`].
 
 pub mod chart;
 pub mod compare;
@@ -22,7 +22,6 @@ use load::ResultsDir;
 use model::Report;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// Name of the report directory inside a results dir.
 pub const REPORT_DIR: &str = "report";
@@ -70,6 +69,19 @@ fn remove_old_charts(out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A report written to disk.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The mail text (also in `dir`/report.txt).
+    pub mail: String,
+    /// Where the files went.
+    pub dir: PathBuf,
+    /// What differs between directories compared with `--force`.
+    pub forced: Vec<String>,
+    /// Problems that did not stop the report.
+    pub warnings: Vec<String>,
+}
+
 /// Write every output into `out`; returns the mail text.
 pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
     std::fs::create_dir_all(out).with_context(|| {
@@ -100,47 +112,54 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
     Ok(mail)
 }
 
-fn finish(mail: &str, out: &Path) -> ExitCode {
-    print!("{mail}");
-    eprintln!(
-        "mmcab: report written to {}/ ({TEXT_FILE}, {MARKDOWN_FILE}, {SUMMARY_CSV}, \
-         {JSON_FILE}, charts *.svg/*.png)",
-        out.display()
-    );
-    ExitCode::SUCCESS
-}
-
 /// Output directory for a report of `dir`.
 pub fn report_dir(dir: &Path) -> PathBuf {
     dir.join(REPORT_DIR)
 }
 
-pub fn cmd_report(args: &crate::cli::ReportArgs) -> Result<ExitCode> {
-    // A reference CSV (results/reference/*.csv) is reported like a results dir.
-    if args.dir.is_file() {
-        let out = reference::default_out_dir(&args.dir);
-        let mail = reference::generate(&args.dir, &out, args.baseline.as_deref())?;
-        return Ok(finish(&mail, &out));
-    }
-    let dir = load::load(&args.dir)?;
-    let report = results::build(&dir, args.baseline.as_deref())?;
-    let out = report_dir(&args.dir);
-    let mail = write_outputs(&chart_input(&report, &[&dir]), &out)?;
-    Ok(finish(&mail, &out))
+/// `mmcab report PATH`: the configs of one results directory against `baseline` (default:
+/// the plan's first), or the numbers of a reference CSV (results/reference/*.csv).
+pub fn report(path: &Path, baseline: Option<&str>) -> Result<Written> {
+    let (mail, dir) = if path.is_file() {
+        let out = reference::default_out_dir(path);
+        (reference::generate(path, &out, baseline)?, out)
+    } else {
+        let dir = load::load(path)?;
+        let report = results::build(&dir, baseline)?;
+        let out = report_dir(path);
+        (write_outputs(&chart_input(&report, &[&dir]), &out)?, out)
+    };
+    Ok(Written {
+        mail,
+        dir,
+        forced: Vec::new(),
+        warnings: warnings(),
+    })
 }
 
-pub fn cmd_compare(args: &crate::cli::CompareArgs) -> Result<ExitCode> {
-    let dirs = args
-        .dirs
+/// `mmcab compare DIR_A DIR_B ...`: labelled results directories against the first;
+/// `force` compares different devices or plans (the differences are returned).
+pub fn compare(paths: &[PathBuf], force: bool) -> Result<Written> {
+    let dirs = paths
         .iter()
         .map(|d| load::load(d))
         .collect::<Result<Vec<_>>>()?;
-    let (report, renamed) = compare::build(&dirs, args.force)?;
-    for note in &report.notes {
-        eprintln!("mmcab: WARNING: {note}");
-    }
+    let (report, renamed) = compare::build(&dirs, force)?;
     let out = compare::out_dir(&dirs);
     let refs: Vec<&ResultsDir> = renamed.iter().collect();
     let mail = write_outputs(&chart_input(&report, &refs), &out)?;
-    Ok(finish(&mail, &out))
+    Ok(Written {
+        mail,
+        dir: out,
+        forced: report.notes.clone(),
+        warnings: warnings(),
+    })
+}
+
+/// Problems met while writing charts.
+fn warnings() -> Vec<String> {
+    chart::font_warning()
+        .into_iter()
+        .map(String::from)
+        .collect()
 }

@@ -14,6 +14,7 @@
 use super::load::ResultsDir;
 use super::model::{against, rows_for, BaselineOf, Block, Metric, Report};
 use crate::record::{RunRow, GROUP_JOB};
+use crate::workload::result::Direction;
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, HashMap};
 
@@ -104,7 +105,7 @@ pub fn blocks(
         });
     let mut out = Vec::new();
     for workload in workloads {
-        for direction in ["write", "read"] {
+        for direction in [Direction::Write, Direction::Read] {
             let wl: Vec<&&RunRow> = rows
                 .iter()
                 .filter(|r| &r.workload == workload && r.direction == direction)
@@ -141,7 +142,7 @@ pub fn blocks(
                     .collect();
                 out.push(Block {
                     workload: workload.clone(),
-                    direction: direction.to_string(),
+                    direction: direction.as_str().to_string(),
                     headline,
                     block_size_bytes: sweep.as_ref().map(|(_, bs)| *bs).or(
                         if io_size.is_finite() {

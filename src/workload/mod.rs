@@ -5,21 +5,18 @@
 //! - [`target`]: block device, file or directory, and the write-safety checks
 //! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync
 //! - [`sync`] / [`uring`]: the two engines; [`offsets`], [`buffer`], [`measure`]: their parts
-//! - [`output`]: `mmcab run` once, the table and the JSON
 
 pub mod buffer;
 pub mod clone_io;
 pub mod job;
 pub mod measure;
 pub mod offsets;
-pub mod output;
 pub mod result;
 pub mod spec;
 pub mod sync;
 pub mod target;
 pub mod uring;
 
-pub use output::{cmd_run_once, print_table, to_json};
 pub use result::WorkloadResult;
 pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;

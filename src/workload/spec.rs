@@ -343,9 +343,9 @@ pub mod serde_duration {
         match raw {
             None => Ok(None),
             Some(Raw::Int(s)) => Ok(Some(Duration::from_secs(s))),
-            Some(Raw::Float(s)) if s >= 0.0 && s.is_finite() => {
-                Ok(Some(Duration::from_secs_f64(s)))
-            }
+            Some(Raw::Float(s)) if s >= 0.0 && s.is_finite() => Duration::try_from_secs_f64(s)
+                .map(Some)
+                .map_err(|_| de::Error::custom(format!("{s} seconds is too long a duration"))),
             Some(Raw::Float(s)) => Err(de::Error::custom(format!("{s} is not a duration"))),
             Some(Raw::Text(t)) => crate::units::parse_duration(&t)
                 .map(Some)

@@ -7,6 +7,7 @@
 //! mapper, md, ...) is refused for writes even then, naming the mount. While writes are
 //! allowed, an O_EXCL handle is held so nobody mounts the device during the run.
 
+use crate::device::sysfs::read_trimmed;
 use anyhow::{bail, Context, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::ErrorKind;
@@ -105,7 +106,7 @@ impl Target {
         let devno = devno(rdev);
         let sys = fs::canonicalize(format!("/sys/dev/block/{devno}"))
             .with_context(|| format!("{}: no /sys/dev/block/{devno}", path.display()))?;
-        let sectors: u64 = read_trimmed(&sys.join("size"))?
+        let sectors: u64 = read_trimmed(sys.join("size"))?
             .parse()
             .with_context(|| format!("{}: bad size in {}", path.display(), sys.display()))?;
         let logical_block_bytes = logical_block_bytes(&sys);
@@ -194,13 +195,6 @@ impl Target {
     }
 }
 
-fn read_trimmed(path: &Path) -> Result<String> {
-    Ok(fs::read_to_string(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .trim()
-        .to_string())
-}
-
 /// `maj:min` of a device number, as /sys/dev/block names it.
 fn devno(dev: u64) -> String {
     format!(
@@ -242,7 +236,7 @@ fn block_device_users(path: &Path, sys: &Path, devno: &str) -> Result<Option<Str
         for e in entries.flatten() {
             let p = e.path();
             if p.join("partition").exists() {
-                if let Ok(d) = read_trimmed(&p.join("dev")) {
+                if let Ok(d) = read_trimmed(p.join("dev")) {
                     devices.push((e.file_name().to_string_lossy().into_owned(), d, p));
                 }
             }

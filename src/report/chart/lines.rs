@@ -3,6 +3,7 @@
 
 use super::{color, file_stem, frame, Chart, ChartInput, FONT};
 use crate::report::model::Report;
+use crate::workload::result::Direction;
 use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
@@ -65,7 +66,11 @@ fn label_first(lines: &mut [Line], report: &Report) {
 pub fn throughput_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
     let mut by_workload: BTreeMap<(String, u32), Vec<(f64, f64)>> = BTreeMap::new();
     let mut configs: BTreeMap<u32, String> = BTreeMap::new();
-    for s in input.series.iter().filter(|s| s.direction == "write") {
+    for s in input
+        .series
+        .iter()
+        .filter(|s| s.direction == Direction::Write)
+    {
         by_workload
             .entry((s.workload.clone(), s.run))
             .or_default()
@@ -125,7 +130,7 @@ pub fn latency_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
     let mut configs: BTreeMap<u32, String> = BTreeMap::new();
     for l in input.latency.iter().filter(|l| l.latency_us > 0.0) {
         groups
-            .entry((l.workload.clone(), l.direction.clone()))
+            .entry((l.workload.clone(), l.direction.as_str().to_string()))
             .or_default()
             .entry(l.run)
             .or_default()

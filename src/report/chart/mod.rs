@@ -18,6 +18,7 @@ use anyhow::{anyhow, Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 pub use bars::bar_charts;
@@ -27,15 +28,23 @@ pub use lines::{latency_charts, sweep_charts, throughput_charts};
 pub const FONT: &str = "sans-serif";
 static FONT_BYTES: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
+static FONT_REJECTED: AtomicBool = AtomicBool::new(false);
 
 fn register_font() {
     REGISTER.call_once(|| {
         // The bytes are a valid TTF checked in with the source; a failure here is a
         // build problem, reported by the chart test.
         if plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_err() {
-            eprintln!("mmcab: warning: the embedded font was rejected; chart text is missing");
+            FONT_REJECTED.store(true, Ordering::Relaxed);
         }
     });
+}
+
+/// Set when the embedded font was rejected: the charts were drawn without text.
+pub fn font_warning() -> Option<&'static str> {
+    FONT_REJECTED
+        .load(Ordering::Relaxed)
+        .then_some("the embedded font was rejected; chart text is missing")
 }
 
 /// Colours by config index (colour-blind-safe Okabe-Ito order).

@@ -1,108 +1,11 @@
-//! `mmcab run PLAN --device TARGET` without configs: run each workload once as the
-//! device is now, and print a table (or JSON) per workload, job and direction.
+//! The tables and JSON of `mmcab run`: the one-pass table (one line per workload, job and
+//! direction) and its JSON, the summary of a recorded run, and the `--dry-run` matrix.
 
-use super::result::{DirectionResult, JobResult, WorkloadResult};
-use super::{run_workload, EngineOptions, Target};
-use crate::plan::spec::Plan;
-use anyhow::{bail, Context, Result};
+use crate::record::{RunRow, GROUP_JOB};
+use crate::runner::Session;
+use crate::workload::result::{Direction, DirectionResult, JobResult, WorkloadResult};
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
-/// Exit status when verify found bad blocks (the numbers were still printed).
-pub const EXIT_VERIFY_FAILED: u8 = 3;
-
-/// Register SIGINT/SIGTERM to set a cancel flag (a second Ctrl-C kills at once).
-pub fn cancel_on_signals() -> Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag))
-            .context("cannot install signal handler")?;
-        signal_hook::flag::register(sig, Arc::clone(&flag))
-            .context("cannot install signal handler")?;
-    }
-    Ok(flag)
-}
-
-pub fn cmd_run_once(args: &crate::cli::RunArgs) -> Result<ExitCode> {
-    let plan_path = args.plan.clone().context("mmcab run needs a PLAN file")?;
-    let plan = Plan::load(&plan_path)?;
-    let Some(device) = &args.device else {
-        bail!(
-            "mmcab run needs --device TARGET: a block device (/dev/mmcblk0), a file or a directory"
-        );
-    };
-    let workloads: Vec<_> = if args.workload.is_empty() {
-        plan.workload.iter().collect()
-    } else {
-        let mut picked = Vec::new();
-        for name in &args.workload {
-            match plan.workload(name) {
-                Some(w) => picked.push(w),
-                None => bail!(
-                    "plan {} has no workload '{name}'; it has: {}",
-                    plan_path.display(),
-                    plan.workload
-                        .iter()
-                        .map(|w| w.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-        }
-        picked
-    };
-    let scale_down = args.scale_down.unwrap_or(1);
-    if scale_down == 0 {
-        bail!("--scale-down must be at least 1");
-    }
-    let target = Target::open(device, args.allow_write)?;
-    let opts = EngineOptions {
-        scale_down,
-        seed: args.seed.or(plan.seed).unwrap_or(1),
-        cancel: cancel_on_signals()?,
-        ..EngineOptions::default()
-    };
-    if !plan.config.is_empty() && !args.quiet {
-        eprintln!(
-            "mmcab: note: this runs each workload once as the device is now; the plan's \
-             [[config]] entries are not applied"
-        );
-    }
-    for w in &workloads {
-        super::check_workload(w, &target, &opts)?;
-    }
-    let mut results = Vec::new();
-    for w in workloads {
-        if !args.quiet && !args.json {
-            eprintln!(
-                "mmcab: running workload '{}' on {} ...",
-                w.name,
-                device.display()
-            );
-        }
-        results.push(run_workload(w, &target, &opts)?);
-    }
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &to_json(&results))?;
-        writeln!(out)?;
-    } else {
-        print_table(&mut out, &results)?;
-    }
-    let bad: u64 = results
-        .iter()
-        .flat_map(|w| &w.jobs)
-        .filter_map(|j| j.verify.as_ref())
-        .map(|v| v.bad_blocks)
-        .sum();
-    if bad > 0 {
-        eprintln!("mmcab: verify found {bad} bad block(s): see the table");
-        return Ok(ExitCode::from(EXIT_VERIFY_FAILED));
-    }
-    Ok(ExitCode::SUCCESS)
-}
 
 fn direction_json(d: &DirectionResult) -> serde_json::Value {
     let mut v = serde_json::to_value(d).unwrap_or_default();
@@ -195,7 +98,7 @@ pub fn print_table(out: &mut dyn Write, results: &[WorkloadResult]) -> std::io::
                 .filter(|j| j.directions.iter().any(|x| x.direction == d.direction))
                 .count();
             if jobs_with_it > 1 {
-                rows.push(row(&w.workload, crate::record::GROUP_JOB, d));
+                rows.push(row(&w.workload, GROUP_JOB, d));
             }
         }
         let mut lines = Vec::new();
@@ -237,10 +140,96 @@ pub fn print_table(out: &mut dyn Write, results: &[WorkloadResult]) -> std::io::
     Ok(())
 }
 
+/// Mean MB/s of the measured (non-warm-up) group rows per workload x direction x config.
+pub fn summary_table(rows: &[RunRow]) -> String {
+    // Keyed (and so listed) by workload, direction, config.
+    let mut groups: BTreeMap<(&str, Direction, &str), Vec<f64>> = BTreeMap::new();
+    for row in rows.iter().filter(|r| r.job == GROUP_JOB && !r.warmup) {
+        let key = (row.workload.as_str(), row.direction, row.config.as_str());
+        groups.entry(key).or_default().push(row.mb_per_s);
+    }
+    let mut out = format!(
+        "{:<20} {:<6} {:<16} {:>4} {:>13}\n",
+        "workload", "dir", "config", "runs", "mean_mb_per_s"
+    );
+    for ((workload, direction, config), values) in &groups {
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        out.push_str(&format!(
+            "{:<20} {:<6} {:<16} {:>4} {:>13.2}\n",
+            workload,
+            direction.as_str(),
+            config,
+            values.len(),
+            mean
+        ));
+    }
+    out
+}
+
+/// The matrix as `--dry-run` prints it, written run by run (it can be long).
+pub fn write_matrix(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
+    let matrix = &session.matrix;
+    let warmup = match matrix.warmup() {
+        0 => String::new(),
+        n => format!(" + {n} warm-up"),
+    };
+    writeln!(
+        out,
+        "plan {}: {} config(s) x {} workload(s) x {} repetition(s){warmup} = {} runs, order {} \
+         (seed {})",
+        session.plan.name,
+        session.configs.len(),
+        session.workloads.len(),
+        matrix.repetitions(),
+        matrix.len(),
+        matrix.order(),
+        session.seed
+    )?;
+    for config in &session.configs {
+        let knobs: Vec<String> = config
+            .knob_values()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let knobs = if knobs.is_empty() {
+            "device as found".to_string()
+        } else {
+            knobs.join(" ")
+        };
+        writeln!(out, "config {}: {knobs}", config.name)?;
+    }
+    writeln!(
+        out,
+        "{:>5}  {:<16} {:<20} {:>4}  note",
+        "run", "config", "workload", "rep"
+    )?;
+    for slot in matrix {
+        let mut note = Vec::new();
+        if slot.warmup {
+            note.push("warm-up");
+        }
+        if session.finished.contains(&slot.run) {
+            note.push("done");
+        }
+        let line = format!(
+            "{:>5}  {:<16} {:<20} {:>4}  {}",
+            slot.run,
+            session.configs[slot.config].name,
+            session.workload_name(&slot),
+            slot.repetition,
+            note.join(", ")
+        );
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::result::{Direction, LatencySummary, VerifyReport};
+    use crate::runner::RunOptions;
+    use crate::workload::result::{LatencySummary, VerifyReport};
 
     fn dir(direction: Direction, bytes: u64) -> DirectionResult {
         DirectionResult {
@@ -317,5 +306,101 @@ mod tests {
         }
         let json = to_json(&[]);
         assert_eq!(json["workloads"].as_array().unwrap().len(), 0);
+    }
+
+    fn run_row(run: u32, config: &str, warmup: bool, mb_per_s: f64) -> RunRow {
+        RunRow {
+            run,
+            label: String::new(),
+            config: config.into(),
+            workload: "seq-read".into(),
+            repetition: run,
+            warmup,
+            started_unix_s: 0.0,
+            job: GROUP_JOB.into(),
+            direction: Direction::Read,
+            bytes: 1,
+            ops: 1,
+            seconds: 1.0,
+            mb_per_s,
+            iops: 1.0,
+            lat_min_us: 0.0,
+            lat_mean_us: 0.0,
+            lat_p50_us: 0.0,
+            lat_p90_us: 0.0,
+            lat_p99_us: 0.0,
+            lat_p99_9_us: 0.0,
+            lat_max_us: 0.0,
+            verify_errors: 0,
+        }
+    }
+
+    #[test]
+    fn summary_means_leave_out_warmups_and_job_rows() {
+        let mut job_row = run_row(2, "bus8", false, 100.0);
+        job_row.job = "dd-read".into();
+        let rows = vec![
+            run_row(1, "bus8", true, 50.0),
+            run_row(2, "bus8", false, 3.0),
+            job_row,
+            run_row(3, "bus4", false, 2.0),
+            run_row(4, "bus8", false, 4.0),
+        ];
+        let text = summary_table(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[1].contains("bus4") && lines[1].ends_with("2.00"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains("bus8") && lines[2].contains(" 2 ") && lines[2].ends_with("3.50"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn dry_run_matrix_lists_every_run_with_its_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("plan.toml");
+        std::fs::write(
+            &plan,
+            "name = \"p\"\nrepetitions = 2\nwarmup = 1\n\
+             [[config]]\nname = \"A\"\nmarker = 1\n[[config]]\nname = \"B\"\n\
+             [[knob]]\nname = \"marker\"\nkind = \"command\"\nread = \"true\"\napply = \"true\"\n\
+             [[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"j\"\nrw = \"read\"\n",
+        )
+        .unwrap();
+        let opts = RunOptions {
+            plan: Some(plan),
+            dry_run: true,
+            ..Default::default()
+        };
+        let mut session = Session::open(&opts, false).unwrap();
+        session.finished.insert(2);
+        let mut out = Vec::new();
+        write_matrix(&mut out, &session).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "plan p: 2 config(s) x 1 workload(s) x 2 repetition(s) + 1 warm-up = 6 runs, \
+             order interleaved (seed 1)"
+        );
+        assert_eq!(lines[1], "config A: marker=1");
+        assert_eq!(lines[2], "config B: device as found");
+        assert_eq!(
+            lines[4],
+            "    1  A                w                       1  warm-up"
+        );
+        assert_eq!(
+            lines[5],
+            "    2  B                w                       1  warm-up, done"
+        );
+        assert_eq!(
+            lines[9],
+            "    6  B                w                       3"
+        );
+        assert_eq!(lines.len(), 10);
     }
 }

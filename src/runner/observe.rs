@@ -2,13 +2,14 @@
 //! expectations (`expect.bus_width = 8`, checked in ios/EXT_CSD before every run), and
 //! what goes into meta.json (identity, ios and EXT_CSD per config).
 
-use super::config::{ConfigSpec, KnobDecl};
 use crate::device::MmcPaths;
 use crate::knob::builtin::{self, KnobEnv};
 use crate::knob::caps::HostCaps;
+use crate::knob::decl::KnobDecl;
 use crate::knob::Knob;
+use crate::plan::config::ConfigSpec;
 use crate::record::{ConfigMeta, Meta};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::path::Path;
 
 pub struct Observer {
@@ -146,8 +147,17 @@ impl Observer {
         Ok(())
     }
 
-    /// ios and EXT_CSD as they are now, for meta.json.
-    pub fn observe_config(&self, meta: &mut ConfigMeta) {
+    /// ios and EXT_CSD as they are now, into a config's meta.json entry that has none
+    /// yet; true when something was filled in.
+    pub fn observe_config_once(&self, meta: &mut ConfigMeta) -> bool {
+        if !(meta.ios.is_none() && meta.ext_csd_hex.is_empty()) {
+            return false;
+        }
+        self.observe_config(meta);
+        true
+    }
+
+    fn observe_config(&self, meta: &mut ConfigMeta) {
         let Some(env) = &self.env else { return };
         if let Ok(ios) =
             HostCaps::new(&env.paths).while_active(|| crate::device::ios::read_ios(&env.paths))
@@ -159,25 +169,15 @@ impl Observer {
         }
     }
 
-    /// Device identity for meta.json.
-    pub fn describe(&self, meta: &mut Meta) {
+    /// Device identity for meta.json; an error leaves it out (the run goes on).
+    pub fn describe(&self, meta: &mut Meta) -> Result<()> {
         if let Some(env) = &self.env {
-            match crate::device::DeviceInfo::read(&env.paths) {
-                Ok(info) => {
-                    meta.device_summary = info.summary.clone();
-                    meta.device = Some(info);
-                }
-                Err(err) => eprintln!("mmcab: warning: device identity for meta.json: {err:#}"),
-            }
+            let info = crate::device::DeviceInfo::read(&env.paths)?;
+            meta.device_summary = info.summary.clone();
+            meta.device = Some(info);
         } else {
             meta.device_summary = self.target.clone();
         }
+        Ok(())
     }
-}
-
-/// `mmcab knobs DEVICE`: each built-in knob with its value and availability.
-pub fn list_knobs(device: &str) -> Result<Vec<builtin::KnobStatus>> {
-    let paths = crate::device::discover(device)
-        .with_context(|| format!("mmcab knobs {device}: finding the MMC card"))?;
-    Ok(builtin::status(&KnobEnv::new(paths)))
 }

@@ -1,0 +1,45 @@
+//! `mmcab info DEVICE [--json | --raw]`.
+
+use super::output::Output;
+use crate::device::{self, render};
+use anyhow::{bail, Result};
+use clap::Args;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// /dev/mmcblkN, /dev/mmcblkNpM (resolved to its disk) or mmcblkN
+    pub device: String,
+    /// Machine-readable output (schema in README.md)
+    #[arg(long, conflicts_with = "raw")]
+    pub json: bool,
+    /// Print the raw EXT_CSD as hex, 16 bytes per line
+    #[arg(long)]
+    pub raw: bool,
+}
+
+pub fn execute(args: &InfoArgs, out: &Output) -> Result<ExitCode> {
+    // Discovery first: a wrong name fails with one line before anything is mounted.
+    let paths = device::discover(&args.device)?;
+    if let Err(e) = device::ensure_debugfs() {
+        out.warn(&format!("{e:#}"));
+    }
+    // Re-discover so the debugfs paths follow a mount made just now.
+    let paths = device::discover(&args.device).unwrap_or(paths);
+    let info = device::DeviceInfo::read(&paths)?;
+    if args.json {
+        out.json(&info)?;
+    } else if args.raw {
+        match &info.ext_csd {
+            Some(ext_csd) => out.print(&render::raw(&ext_csd.raw))?,
+            None => bail!(
+                "{}: no EXT_CSD: {}",
+                paths.dev_node.display(),
+                info.ext_csd_error.as_deref().unwrap_or("unknown reason")
+            ),
+        }
+    } else {
+        out.print(&render::human(&info))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

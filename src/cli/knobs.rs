@@ -1,0 +1,81 @@
+//! `mmcab knobs DEVICE [--json]`: each built-in knob, its current value, whether it can
+//! be switched here, and why not.
+
+use super::output::Output;
+use crate::knob::builtin::KnobStatus;
+use anyhow::{Context, Result};
+use clap::Args;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct KnobsArgs {
+    /// /dev/mmcblkN or mmcblkN
+    pub device: String,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn execute(args: &KnobsArgs, out: &Output) -> Result<ExitCode> {
+    let statuses = crate::knob::statuses(&args.device)
+        .with_context(|| format!("mmcab knobs {}: finding the MMC card", args.device))?;
+    if args.json {
+        out.json(&statuses)?;
+    } else {
+        out.print(&knobs_table(&statuses))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `mmcab knobs` table: one knob per line, then its values and the reason, indented.
+pub fn knobs_table(statuses: &[KnobStatus]) -> String {
+    let mut out = format!("{:<10} {:<10} {}\n", "knob", "available", "value");
+    for s in statuses {
+        out.push_str(&format!(
+            "{:<10} {:<10} {}\n",
+            s.name,
+            if s.available { "yes" } else { "no" },
+            s.value.as_deref().unwrap_or("-")
+        ));
+        out.push_str(&format!("    values: {}\n", s.values));
+        if !s.reason.is_empty() {
+            out.push_str(&format!(
+                "    {}: {}\n",
+                if s.available { "note" } else { "why" },
+                s.reason
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_lists_values_and_says_why_not() {
+        let statuses = [
+            KnobStatus {
+                name: "bus-width".into(),
+                available: true,
+                value: Some("8".into()),
+                values: "1, 4, 8".into(),
+                reason: "host came up with 8 bits".into(),
+            },
+            KnobStatus {
+                name: "cache".into(),
+                available: false,
+                value: None,
+                values: "on, off".into(),
+                reason: "no cache".into(),
+            },
+        ];
+        assert_eq!(
+            knobs_table(&statuses),
+            "knob       available  value\n\
+             bus-width  yes        8\n    values: 1, 4, 8\n    note: host came up with 8 bits\n\
+             cache      no         -\n    values: on, off\n    why: no cache\n"
+        );
+    }
+}

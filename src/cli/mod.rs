@@ -1,0 +1,83 @@
+//! The command line: the only layer that knows clap or prints.
+//!
+//! Each command has its file (`info`, `knobs`, `run`, `report`): its arguments, their
+//! conversion into the domain's typed options, and how the domain's answer is shown.
+//! [`output::Output`] is the one sink for everything shown (stdout: results as text or
+//! JSON; stderr: notes, warnings, progress, the error). [`tables`] renders the tables
+//! of `mmcab run`; `values` makes the domain's enums command-line values.
+//!
+//! Imports point down: cli -> runner -> (knob, workload, record, plan) -> device; report
+//! reads record. Nothing below this module imports it.
+
+mod info;
+mod knobs;
+pub mod output;
+mod progress;
+mod report;
+mod run;
+pub mod tables;
+mod values;
+
+pub use info::InfoArgs;
+pub use knobs::KnobsArgs;
+pub use report::{CompareArgs, ReportArgs};
+pub use run::{RunArgs, EXIT_VERIFY_FAILED};
+
+use clap::{Parser, Subcommand};
+use output::Output;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mmcab",
+    version,
+    about = "A/B evaluation harness for the Linux MMC/eMMC stack",
+    long_about = "mmcab answers one question with evidence: did a change (packed commands, \
+                  bus width, a driver patch, a new kernel) make this eMMC faster or slower, \
+                  and by how much?"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Identify an eMMC/SD card and how the host drives it (CID, ios, EXT_CSD, capabilities)
+    Info(InfoArgs),
+    /// List the knobs mmcab can switch on a device, with current values and availability
+    Knobs(KnobsArgs),
+    /// Run a plan: configs x workloads x repetitions, recorded to a results directory
+    Run(RunArgs),
+    /// Compare the configs inside one results directory
+    Report(ReportArgs),
+    /// Compare labelled results directories from different boots or kernels
+    Compare(CompareArgs),
+}
+
+/// Run one command; a failure is one `mmcab: error: ...` line and exit status 1.
+pub fn run(cli: Cli) -> ExitCode {
+    let (quiet, json) = match &cli.command {
+        Command::Info(a) => (false, a.json),
+        Command::Knobs(a) => (false, a.json),
+        Command::Run(a) => (a.quiet, a.json),
+        Command::Report(_) | Command::Compare(_) => (false, false),
+    };
+    let out = Arc::new(Output::new(quiet, json));
+    let result = match &cli.command {
+        Command::Info(args) => info::execute(args, &out),
+        Command::Knobs(args) => knobs::execute(args, &out),
+        Command::Run(args) => run::execute(args, &out),
+        Command::Report(args) => report::report(args, &out),
+        Command::Compare(args) => report::compare(args, &out),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            // One line for the common case; the chain of causes follows ": ".
+            out.error(&err);
+            ExitCode::FAILURE
+        }
+    }
+}

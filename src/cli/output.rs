@@ -1,0 +1,126 @@
+//! The one output sink of mmcab: results on stdout (human text or JSON), everything else
+//! on stderr as `mmcab: ...` lines (notes, warnings, the error), and the progress of
+//! `mmcab run` (a bar with run n/N and ETA on a terminal, one line per run otherwise,
+//! nothing with `--quiet`; see `progress.rs` for what the runner's events become).
+//! Lines on stderr go above the bar while it is shown.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+
+pub struct Output {
+    /// `--quiet`: no progress and no notes (warnings and errors still show).
+    quiet: bool,
+    /// `--json`: stdout carries one JSON document.
+    json: bool,
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl Output {
+    pub fn new(quiet: bool, json: bool) -> Output {
+        Output {
+            quiet,
+            json,
+            bar: Mutex::new(None),
+        }
+    }
+
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
+    pub fn json_mode(&self) -> bool {
+        self.json
+    }
+
+    /// Human text on stdout, as given.
+    pub fn print(&self, text: &str) -> anyhow::Result<()> {
+        self.stdout(|w| w.write_all(text.as_bytes()))
+    }
+
+    /// Write to stdout piece by piece (long output is not built in memory first).
+    pub fn stdout(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        write(&mut out)
+            .and_then(|_| out.flush())
+            .map_err(|e| anyhow::anyhow!("writing to stdout: {e}"))
+    }
+
+    /// One JSON document on stdout, pretty-printed, with a final newline.
+    pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> anyhow::Result<()> {
+        let text = serde_json::to_string_pretty(value)?;
+        self.stdout(|w| writeln!(w, "{text}"))
+    }
+
+    /// A line on stderr, above the progress bar when one is shown.
+    pub fn line(&self, text: &str) {
+        match self.bar.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    /// `mmcab: TEXT` on stderr, unless `--quiet`.
+    pub fn note(&self, text: &str) {
+        if !self.quiet {
+            self.line(&format!("mmcab: {text}"));
+        }
+    }
+
+    /// `mmcab: warning: TEXT` on stderr.
+    pub fn warn(&self, text: &str) {
+        self.line(&format!("mmcab: warning: {text}"));
+    }
+
+    /// The error a command ended with: one line, causes joined with ": ".
+    pub fn error(&self, err: &anyhow::Error) {
+        self.finish_progress();
+        self.line(&format!("mmcab: error: {err:#}"));
+    }
+
+    /// Show a bar of `total` steps when stderr is a terminal and not `--quiet`.
+    pub fn start_progress(&self, total: u64) {
+        if self.quiet || !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = ProgressBar::new(total);
+        if let Ok(style) = ProgressStyle::with_template("{bar:30} run {pos}/{len} ETA {eta} {msg}")
+        {
+            bar.set_style(style);
+        }
+        *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
+    }
+
+    /// One step done: the bar moves on and shows `text`, or `text` is a line of its own.
+    pub fn advance(&self, text: &str) {
+        let guard = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            Some(bar) => {
+                bar.inc(1);
+                bar.set_message(text.to_string());
+            }
+            None => {
+                drop(guard);
+                self.progress_line(text);
+            }
+        }
+    }
+
+    /// A line of progress: shown unless `--quiet`.
+    pub fn progress_line(&self, text: &str) {
+        if !self.quiet {
+            self.line(text);
+        }
+    }
+
+    /// Take the bar off the screen.
+    pub fn finish_progress(&self) {
+        if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! `mmcab run`: its arguments, their conversion into [`RunOptions`], and what the
+//! runner's outcome looks like (the one-pass table or JSON, the summary of a recorded
+//! run, the `--dry-run` matrix) and its exit status.
+
+use super::output::Output;
+use super::tables;
+use crate::plan::matrix::Order;
+use crate::runner::{self, Done, Outcome, Results, RunOptions};
+use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Exit status when verify found bad blocks (the numbers were still printed).
+pub const EXIT_VERIFY_FAILED: u8 = 3;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Plan file (TOML), e.g. workloads/bus-width-ab.toml (not needed with --resume, which
+    /// uses the plan saved in the results directory)
+    #[arg(required_unless_present = "resume")]
+    pub plan: Option<PathBuf>,
+    /// Target: a block device, a file (created and sized by mmcab) or a directory on a
+    /// mounted filesystem (for file-based jobs)
+    #[arg(long)]
+    pub device: Option<PathBuf>,
+    /// Allow writes to a block device (refused for mounted or held devices regardless)
+    #[arg(long)]
+    pub allow_write: bool,
+    /// Results directory (default: a new directory under results/)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Finish an interrupted run in this results directory
+    #[arg(long, conflicts_with = "out")]
+    pub resume: Option<PathBuf>,
+    /// Label for this run (A/B across boots or kernels: one label per boot)
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Repetitions per config x workload (overrides the plan)
+    #[arg(long)]
+    pub repeat: Option<u32>,
+    /// Order of runs: interleaved (ABAB..), random (seeded) or blocked (AA..BB..)
+    #[arg(long, value_enum, ignore_case = true)]
+    pub order: Option<Order>,
+    /// Seed for random order and random offsets (default: from the plan, or 1)
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Discard this many warm-up repetitions per config x workload
+    #[arg(long)]
+    pub warmup: Option<u32>,
+    /// Only run these configs (comma-separated names)
+    #[arg(long, value_delimiter = ',')]
+    pub config: Vec<String>,
+    /// Only run these workloads (comma-separated names)
+    #[arg(long, value_delimiter = ',')]
+    pub workload: Vec<String>,
+    /// Divide every job's size by this factor (for small or slow devices, e.g. 16)
+    #[arg(long)]
+    pub scale_down: Option<u32>,
+    /// Allow risky knob settings (widening the bus past what the host came up with,
+    /// EXT_CSD fields outside the allow-list)
+    #[arg(long)]
+    pub force: bool,
+    /// Print the expanded matrix and exit without touching the device
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print results as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar even on a terminal
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl From<&RunArgs> for RunOptions {
+    fn from(args: &RunArgs) -> RunOptions {
+        RunOptions {
+            plan: args.plan.clone(),
+            device: args.device.clone(),
+            allow_write: args.allow_write,
+            out: args.out.clone(),
+            resume: args.resume.clone(),
+            label: args.label.clone(),
+            repeat: args.repeat,
+            order: args.order,
+            seed: args.seed,
+            warmup: args.warmup,
+            configs: args.config.clone(),
+            workloads: args.workload.clone(),
+            scale_down: args.scale_down,
+            force: args.force,
+            dry_run: args.dry_run,
+        }
+    }
+}
+
+pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<ExitCode> {
+    let events: Arc<dyn runner::Events> = out.clone();
+    match runner::run(&RunOptions::from(args), events)? {
+        Outcome::DryRun(session) => {
+            out.stdout(|w| tables::write_matrix(w, &session))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Outcome::Done(done) => show(args, out, &done),
+    }
+}
+
+/// Results on stdout, verify failures on stderr; the exit status.
+fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<ExitCode> {
+    match &done.results {
+        Results::OnePass(results) => {
+            // After a signal, what finished is still shown.
+            if args.json {
+                out.json(&tables::to_json(results))?;
+            } else if !results.is_empty() || done.stopped.is_none() {
+                out.stdout(|w| tables::print_table(w, results))?;
+            }
+            if done.bad_blocks > 0 {
+                out.line(&format!(
+                    "mmcab: verify found {} bad block(s): see the table",
+                    done.bad_blocks
+                ));
+            }
+        }
+        Results::Recorded { dir, rows } => {
+            if done.stopped.is_none() {
+                if args.json {
+                    out.json(&serde_json::json!({ "results_dir": dir, "runs": rows }))?;
+                } else {
+                    out.print(&tables::summary_table(rows))?;
+                    out.print(&format!(
+                        "results: {}\nreport:  mmcab report {}\n",
+                        dir.display(),
+                        dir.display()
+                    ))?;
+                }
+            }
+            if done.bad_blocks > 0 {
+                out.line(&format!(
+                    "mmcab: verify found {} bad block(s) in this run's jobs: see \
+                     verify_errors in runs.csv",
+                    done.bad_blocks
+                ));
+            }
+        }
+    }
+    Ok(match done.stopped {
+        Some(status) => ExitCode::from(status),
+        None if done.bad_blocks > 0 => ExitCode::from(EXIT_VERIFY_FAILED),
+        None => ExitCode::SUCCESS,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Cli;
+    use super::*;
+    use clap::Parser;
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        let cli = Cli::try_parse_from([&["mmcab", "run"], args].concat()).unwrap();
+        match cli.command {
+            super::super::Command::Run(args) => args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn arguments_become_typed_options() {
+        let args = run_args(&[
+            "plan.toml",
+            "--device",
+            "/dev/loop0",
+            "--order",
+            "ABAB",
+            "--repeat",
+            "5",
+            "--config",
+            "a,b",
+            "--scale-down",
+            "16",
+        ]);
+        let opts = RunOptions::from(&args);
+        assert_eq!(opts.order, Some(Order::Interleaved));
+        assert_eq!(opts.repeat, Some(5));
+        assert_eq!(opts.configs, ["a", "b"]);
+        assert_eq!(opts.scale_down, Some(16));
+        assert_eq!(opts.device, Some(PathBuf::from("/dev/loop0")));
+        assert_eq!(
+            RunOptions::from(&run_args(&["--resume", "dir", "--order", "aabb"])).order,
+            Some(Order::Blocked)
+        );
+        assert!(Cli::try_parse_from(["mmcab", "run", "p", "--order", "sideways"]).is_err());
+    }
+
+    #[test]
+    fn command_line_numbers_are_bounded_before_anything_is_read() {
+        for (flags, want) in [
+            (
+                &["--repeat", "100000000"][..],
+                "--repeat 100000000 is more than 10000",
+            ),
+            (&["--repeat", "0"][..], "--repeat 0 is too small"),
+            (&["--warmup", "5000"][..], "--warmup 5000 is more than 1000"),
+            (&["--scale-down", "0"][..], "--scale-down 0 is too small"),
+        ] {
+            let args = run_args(&[&["/nonexistent/plan.toml", "--dry-run"][..], flags].concat());
+            let err = RunOptions::from(&args).check().unwrap_err().to_string();
+            assert!(err.starts_with(want), "{err}");
+        }
+    }
+}

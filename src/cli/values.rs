@@ -1,0 +1,88 @@
+//! The domain's enums as command-line values (clap's `ValueEnum`), implemented here so
+//! that the domain modules do not depend on clap. Names and aliases are the domain's
+//! own (the same words as in plan files, CSV and JSON).
+
+use crate::plan::matrix::Order;
+use crate::workload::result::Direction;
+use crate::workload::spec::Engine;
+use clap::builder::PossibleValue;
+use clap::ValueEnum;
+
+impl ValueEnum for Order {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Order::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(
+            PossibleValue::new(self.as_str())
+                .aliases(self.aliases().iter().copied())
+                .help(self.help()),
+        )
+    }
+}
+
+impl ValueEnum for Direction {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Direction::Read, Direction::Write]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
+}
+
+impl ValueEnum for Engine {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Engine::Sync, Engine::IoUring]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let value = PossibleValue::new(self.as_str());
+        Some(match self {
+            // fio's name for the same engine, as plan files accept it.
+            Engine::Sync => value.alias("psync"),
+            Engine::IoUring => value,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_match_the_domain() {
+        for order in Order::ALL {
+            assert_eq!(
+                <Order as ValueEnum>::from_str(order.as_str(), false),
+                Ok(order)
+            );
+        }
+        assert_eq!(
+            <Order as ValueEnum>::from_str("ABAB", true),
+            Ok(Order::Interleaved)
+        );
+        assert_eq!(
+            <Order as ValueEnum>::from_str("aabb", false),
+            Ok(Order::Blocked)
+        );
+        assert!(<Order as ValueEnum>::from_str("sideways", true).is_err());
+        for d in Direction::value_variants() {
+            let json = serde_json::to_string(d).unwrap();
+            assert_eq!(json, format!("\"{}\"", d.as_str()));
+            assert_eq!(
+                <Direction as ValueEnum>::from_str(d.as_str(), false),
+                Ok(*d)
+            );
+        }
+        for e in Engine::value_variants() {
+            let json = serde_json::to_string(e).unwrap();
+            assert_eq!(json, format!("\"{}\"", e.as_str()));
+        }
+        assert_eq!(
+            <Engine as ValueEnum>::from_str("psync", false),
+            Ok(Engine::Sync)
+        );
+    }
+}

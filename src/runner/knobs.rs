@@ -1,0 +1,137 @@
+//! The knobs of a session: which ones its configs use, what each config wants of them
+//! (checked for every value before any I/O), bringing them in place before a run, and
+//! the evidence their counters give over a run.
+
+use super::events::RunInfo;
+use super::observe::Observer;
+use super::session::Session;
+use crate::knob::decl::KnobKind;
+use crate::knob::guard::KnobGuard;
+use crate::knob::Knob;
+use crate::record::EvidenceRow;
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+
+/// Built-in knobs, `expect.*` or an `ext_csd` knob need the target to be an MMC card.
+pub fn needs_mmc(session: &Session) -> bool {
+    session.configs.iter().any(|c| {
+        !c.expect.is_empty()
+            || c.knobs
+                .keys()
+                .any(|k| crate::knob::builtin::find(k).is_some())
+    }) || session
+        .plan
+        .knob
+        .iter()
+        .any(|k| k.kind() == KnobKind::ExtCsd)
+}
+
+/// The knobs the selected configs use, and per config (in session order) the
+/// normalized value of each knob it sets.
+pub struct KnobPlan {
+    pub knobs: Vec<Box<dyn Knob>>,
+    pub wanted: Vec<BTreeMap<String, String>>,
+}
+
+/// Resolve every knob the configs use and check every value they ask for, touching
+/// nothing; also checks that each config's expectations can be observed.
+pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobPlan> {
+    let mut used: Vec<&String> = Vec::new();
+    for config in &session.configs {
+        for name in config.knobs.keys() {
+            if !used.contains(&name) {
+                used.push(name);
+            }
+        }
+    }
+    let knobs = used
+        .into_iter()
+        .map(|name| observer.knob(name, &session.plan.knob, force))
+        .collect::<Result<Vec<_>>>()?;
+    let mut wanted = Vec::new();
+    for config in &session.configs {
+        let mut values = BTreeMap::new();
+        for (name, value) in config.knob_values()? {
+            let knob = knobs
+                .iter()
+                .find(|k| k.name() == name)
+                .expect("every knob a config sets was resolved above");
+            let value = knob
+                .normalize(&value)
+                .with_context(|| format!("config {}", config.name))?;
+            knob.check(&value, force)
+                .with_context(|| format!("config {}", config.name))?;
+            values.insert(name, value);
+        }
+        wanted.push(values);
+        observer.check_expect_possible(config)?;
+    }
+    Ok(KnobPlan { knobs, wanted })
+}
+
+/// Bring every knob to what this config wants (knobs the config leaves out go back to
+/// their snapshot), applying only those that differ, then verify all of them. Returns
+/// `name=value` of every knob verified.
+pub fn put_in_place(
+    guard: &mut KnobGuard,
+    wanted: &BTreeMap<String, String>,
+) -> Result<Vec<String>> {
+    let mut verified = Vec::new();
+    for name in guard.names() {
+        let knob = guard.knob(&name).expect("name from the guard");
+        let want = match wanted.get(&name) {
+            Some(v) => v.clone(),
+            None => match knob.original() {
+                Some(v) => v,
+                None => continue,
+            },
+        };
+        if knob.read()? != want {
+            let knob = guard.knob_mut(&name).expect("name from the guard");
+            knob.apply(&want)
+                .with_context(|| format!("applying {name} = {want}"))?;
+        }
+        guard
+            .knob(&name)
+            .expect("name from the guard")
+            .verify(&want)
+            .with_context(|| {
+                format!("verifying {name} = {want} (mislabelled data is worse than none: stopping)")
+            })?;
+        verified.push(format!("{name}={want}"));
+    }
+    Ok(verified)
+}
+
+/// The counters of every knob that has some (`name`, snapshot).
+pub fn evidence(guard: &KnobGuard) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for name in guard.names() {
+        let knob = guard.knob(&name).expect("name from the guard");
+        if let Some(Ok(text)) = knob.evidence() {
+            out.push((name, text));
+        }
+    }
+    out
+}
+
+/// What each knob's counters showed between `before` and now, as knob_evidence.csv rows.
+pub fn evidence_rows(
+    guard: &KnobGuard,
+    before: &[(String, String)],
+    run: &RunInfo,
+) -> Vec<EvidenceRow> {
+    let after = evidence(guard);
+    let mut rows = Vec::new();
+    for ((name, b), (_, a)) in before.iter().zip(after.iter()) {
+        let knob = guard.knob(name).expect("evidence of a known knob");
+        rows.push(EvidenceRow {
+            run: run.slot.run,
+            config: run.config.to_string(),
+            workload: run.workload.to_string(),
+            knob: name.clone(),
+            evidence: knob.evidence_delta(b, a),
+        });
+    }
+    rows
+}

@@ -1,0 +1,140 @@
+//! The one runner behind every form of `mmcab run`: one pass over the workloads, a
+//! recorded matrix of configs x workloads x repetitions, `--dry-run` and `--resume`.
+//!
+//! - [`session`]: what a run is made of (plan or saved meta.json, selection, matrix);
+//! - `run_loop`: for every run, put the knobs in place and verify them, check the
+//!   config's expectations, run the workload, record it;
+//! - [`results`]: the results directory of a recorded run; [`observe`]: what the runner
+//!   reads from the device; `knobs`: which knobs a session uses and their values;
+//! - [`signals`]: SIGINT, SIGTERM and SIGHUP as one stop flag; the knobs are restored on
+//!   one path after the loop (finished, failed or stopped) and by the guard on panic;
+//! - [`events`]: progress as typed events for the command line to show.
+//!
+//! It takes typed [`RunOptions`] (the command line converts its arguments), prints
+//! nothing, and returns an [`Outcome`] for the caller to show.
+
+pub mod events;
+mod knobs;
+pub mod observe;
+pub mod results;
+mod run_loop;
+pub mod session;
+pub mod signals;
+
+pub use events::{Event, Events, RunInfo};
+pub use session::Session;
+
+use crate::plan::limits;
+use crate::plan::matrix::Order;
+use crate::record::RunRow;
+use crate::workload::WorkloadResult;
+use anyhow::Result;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What `mmcab run` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The plan file (not needed with `resume`, which uses the copy in meta.json).
+    pub plan: Option<PathBuf>,
+    /// Block device, file or directory to run against.
+    pub device: Option<PathBuf>,
+    /// Writes to a block device are allowed (mounted or held devices are refused anyway).
+    pub allow_write: bool,
+    /// Results directory of a recorded run (default: a new one under `results/`).
+    pub out: Option<PathBuf>,
+    /// Finish the interrupted run in this results directory.
+    pub resume: Option<PathBuf>,
+    pub label: Option<String>,
+    /// Repetitions per config x workload (overrides the plan's `repetitions`).
+    pub repeat: Option<u32>,
+    pub order: Option<Order>,
+    pub seed: Option<u64>,
+    pub warmup: Option<u32>,
+    /// Only these configs / workloads (empty: all).
+    pub configs: Vec<String>,
+    pub workloads: Vec<String>,
+    /// Divide every job's sizes by this.
+    pub scale_down: Option<u32>,
+    /// Allow risky knob settings.
+    pub force: bool,
+    /// Only work out the matrix; touch no device.
+    pub dry_run: bool,
+}
+
+impl RunOptions {
+    /// Every number given on the command line within its bounds ([`limits`]).
+    pub fn check(&self) -> Result<()> {
+        if let Some(n) = self.repeat {
+            limits::repetitions(&format!("--repeat {n}"), n)?;
+        }
+        if let Some(n) = self.warmup {
+            limits::warmup(&format!("--warmup {n}"), n)?;
+        }
+        if let Some(n) = self.scale_down {
+            limits::scale_down(&format!("--scale-down {n}"), n)?;
+        }
+        Ok(())
+    }
+
+    /// Options that only a recorded run has.
+    fn asks_to_record(&self) -> bool {
+        self.dry_run
+            || self.resume.is_some()
+            || self.out.is_some()
+            || self.label.is_some()
+            || self.repeat.is_some()
+            || self.warmup.is_some()
+            || self.order.is_some()
+            || !self.configs.is_empty()
+    }
+}
+
+/// The two forms of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A plan without `[[config]]` and none of the recording options: every workload
+    /// once, as the device is now; the results are returned, nothing is written.
+    OnePass,
+    /// configs x workloads x repetitions, each run recorded in a results directory.
+    Recorded,
+}
+
+/// What a run ended with (errors are returned as errors).
+pub enum Outcome {
+    /// `--dry-run`: the session, whose matrix the caller walks.
+    DryRun(Box<Session>),
+    Done(Done),
+}
+
+/// A run that ended, finished or stopped by a signal.
+pub struct Done {
+    pub results: Results,
+    /// Blocks that failed verification in this invocation's runs.
+    pub bad_blocks: u64,
+    /// Exit status after a signal (128 + its number); `None` when every run finished.
+    pub stopped: Option<u8>,
+}
+
+pub enum Results {
+    /// What each workload measured, in order (only those that finished).
+    OnePass(Vec<WorkloadResult>),
+    /// The results directory; `rows` holds its runs.csv once every run has finished
+    /// (empty when stopped).
+    Recorded { dir: PathBuf, rows: Vec<RunRow> },
+}
+
+/// Run `opts`, reporting progress to `events`.
+pub fn run(opts: &RunOptions, events: Arc<dyn Events>) -> Result<Outcome> {
+    opts.check()?;
+    if opts.dry_run {
+        let session = Session::open(opts, false)?;
+        session.report_torn_lines(&*events);
+        return Ok(Outcome::DryRun(Box::new(session)));
+    }
+    // Signals first: from here on they stop the run instead of killing the process.
+    let interrupts = signals::Interrupts::install(events.clone())?;
+    let session = Session::open(opts, true)?;
+    session.report_torn_lines(&*events);
+    run_loop::run(session, opts, &interrupts, events).map(Outcome::Done)
+}

@@ -1,0 +1,210 @@
+//! The results directory of a recorded run, as the runner fills it: meta.json (device,
+//! per-config observations, start and end), restore.sh before the first knob change,
+//! and every finished run appended (see [`crate::record`] for the files).
+
+use super::events::{Event, Events, RunInfo};
+use super::observe::Observer;
+use super::session::{hex, Session};
+use crate::device::sysfs::read_trimmed;
+use crate::plan::matrix::Slot;
+use crate::record::writer::{append_rows, read_rows, ResultsWriter, RunKey};
+use crate::record::{
+    ConfigMeta, EvidenceRow, Meta, RunRow, KNOB_EVIDENCE_CSV, RESTORE_SH, RUNS_CSV,
+};
+use crate::workload::WorkloadResult;
+use anyhow::Result;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// An open results directory and its meta.json.
+pub struct Recording {
+    writer: ResultsWriter,
+    meta: Meta,
+    label: String,
+}
+
+impl Recording {
+    /// The resumed directory, or a new one (`out`, or `results/<plan>[-<label>]-<UTC
+    /// time>`) with the device described in meta.json; then `restore.sh`, before any
+    /// knob is changed.
+    pub fn open(
+        session: &mut Session,
+        out: Option<&Path>,
+        observer: &Observer,
+        restore_script: &str,
+        events: &dyn Events,
+    ) -> Result<Recording> {
+        let (writer, meta) = match session.resumed.take() {
+            Some(resumed) => resumed,
+            None => {
+                let dir = out
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| default_out_dir(session));
+                let mut meta = new_meta(session);
+                if let Err(err) = observer.describe(&mut meta) {
+                    events.event(Event::Warning(format!(
+                        "device identity for meta.json: {err:#}"
+                    )));
+                }
+                (ResultsWriter::create(&dir, &meta)?, meta)
+            }
+        };
+        writer.write_file_atomic(RESTORE_SH, restore_script.as_bytes())?;
+        Ok(Recording {
+            writer,
+            meta,
+            label: session.label.clone(),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.writer.dir()
+    }
+
+    /// What the device looks like under a config, the first time the config is in place.
+    pub fn observe_config(&mut self, config: usize, observer: &Observer) -> Result<()> {
+        if observer.observe_config_once(&mut self.meta.configs[config]) {
+            self.writer.write_meta(&self.meta)?;
+        }
+        Ok(())
+    }
+
+    /// Record a finished run: knob evidence, then the run's rows (runs.csv last).
+    pub fn append(
+        &self,
+        run: &RunInfo,
+        result: &WorkloadResult,
+        evidence: &[EvidenceRow],
+    ) -> Result<()> {
+        if !evidence.is_empty() {
+            append_rows(&self.writer.dir().join(KNOB_EVIDENCE_CSV), evidence)?;
+        }
+        let Slot {
+            run: number,
+            repetition,
+            warmup,
+            ..
+        } = run.slot;
+        let key = RunKey {
+            run: number,
+            label: self.label.clone(),
+            config: run.config.to_string(),
+            workload: run.workload.to_string(),
+            repetition,
+            warmup,
+        };
+        self.writer.append_run(&key, result)
+    }
+
+    /// Every run of the matrix is recorded: stamp meta.json and read runs.csv back.
+    pub fn finish(mut self) -> Result<(PathBuf, Vec<RunRow>)> {
+        self.meta.finished_unix_s = Some(unix_now());
+        self.writer.write_meta(&self.meta)?;
+        let rows = read_rows(&self.writer.dir().join(RUNS_CSV))?;
+        Ok((self.writer.dir().to_path_buf(), rows))
+    }
+}
+
+/// meta.json of a new run (the device is described by the caller).
+pub fn new_meta(session: &Session) -> Meta {
+    Meta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        label: session.label.clone(),
+        kernel_release: crate::device::capabilities::kernel_release(),
+        kernel_cmdline: read_trimmed("/proc/cmdline").unwrap_or_default(),
+        hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
+        target: session.target.to_string_lossy().into_owned(),
+        device: Default::default(),
+        device_summary: String::new(),
+        plan_name: session.plan.name.clone(),
+        plan_sha256: hex(&Sha256::digest(session.plan_text.as_bytes())),
+        plan_text: session.plan_text.clone(),
+        configs: session
+            .configs
+            .iter()
+            .map(|c| ConfigMeta {
+                name: c.name.clone(),
+                knobs: c.knob_values().unwrap_or_default(),
+                ..Default::default()
+            })
+            .collect(),
+        workloads: session
+            .workloads
+            .iter()
+            .map(|&w| session.plan.workload[w].name.clone())
+            .collect(),
+        repetitions: session.matrix.repetitions(),
+        warmup: session.matrix.warmup(),
+        order: session.matrix.order(),
+        seed: session.seed,
+        scale_down: session.scale_down,
+        started_unix_s: unix_now(),
+        finished_unix_s: None,
+    }
+}
+
+/// `results/<plan>[-<label>]-<UTC time>`.
+fn default_out_dir(session: &Session) -> PathBuf {
+    let mut name = sanitize(&session.plan.name);
+    if !session.label.is_empty() {
+        name.push('-');
+        name.push_str(&sanitize(&session.label));
+    }
+    name.push('-');
+    name.push_str(&utc_stamp(unix_now() as i64));
+    PathBuf::from("results").join(name)
+}
+
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `20261130T111428Z` for a Unix time (UTC, proleptic Gregorian).
+pub fn utc_stamp(unix_s: i64) -> String {
+    let days = unix_s.div_euclid(86_400);
+    let secs = unix_s.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        assert_eq!(utc_stamp(1_796_037_268), "20261130T111428Z");
+        assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
+        assert_eq!(sanitize("bus width/8"), "bus_width_8");
+    }
+}

@@ -1,0 +1,271 @@
+//! The run loop, the same for both forms of a run. Before the first run: every knob
+//! resolved and every value checked, every workload checked against the target, the
+//! knobs snapshotted, the results directory opened (recorded runs). For every run: put
+//! the config's knobs in place (applying only what differs) and verify them, check the
+//! config's expectations, drop the page cache when a job reads through it (recorded
+//! runs), run the workload, record it (fsynced). After the last run, a failure or a
+//! signal: restore the knobs, on this one path (the guard's drop covers panics and early
+//! errors).
+
+use super::events::{Event, Events, RunInfo};
+use super::knobs::{self, KnobPlan};
+use super::observe::Observer;
+use super::results::Recording;
+use super::session::Session;
+use super::signals::Interrupts;
+use super::{Done, Mode, Results, RunOptions};
+use crate::knob::guard::{GuardReport, KnobGuard};
+use crate::knob::Knob;
+use crate::plan::matrix::Slot;
+use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, Target};
+use crate::workload::{WorkloadResult, WorkloadSpec};
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Prepare the session's runs, run them, restore the knobs.
+pub(super) fn run(
+    mut session: Session,
+    opts: &RunOptions,
+    interrupts: &Interrupts,
+    events: Arc<dyn Events>,
+) -> Result<Done> {
+    let Prepared {
+        observer,
+        knobs,
+        wanted,
+        target,
+        engine,
+    } = prepare(&session, opts, interrupts)?;
+    let mut guard = KnobGuard::new(knobs, guard_report(&events));
+    guard.snapshot_all()?;
+    let recording = match session.mode {
+        Mode::Recorded => Some(Recording::open(
+            &mut session,
+            opts.out.as_deref(),
+            &observer,
+            &guard.restore_script(),
+            &*events,
+        )?),
+        Mode::OnePass => None,
+    };
+    let mut runs = Loop {
+        session: &session,
+        observer: &observer,
+        target: &target,
+        engine: &engine,
+        wanted: &wanted,
+        recording,
+        events: &*events,
+        interrupts,
+        results: Vec::new(),
+        bad_blocks: 0,
+        done: session.done_len(),
+        warned_caches: false,
+    };
+    let looped = runs.all(&mut guard);
+    events.event(Event::Finish);
+    // The one restore path, whether the loop finished, failed or was stopped.
+    let restored = guard.restore_all();
+    runs.finish(looped, restored)
+}
+
+/// What the runs need, checked before the first knob is touched.
+struct Prepared {
+    observer: Observer,
+    knobs: Vec<Box<dyn Knob>>,
+    wanted: Vec<BTreeMap<String, String>>,
+    target: Target,
+    engine: EngineOptions,
+}
+
+/// Find the device behind the target, resolve every knob and check every value the
+/// configs want, open the target and check every workload against it.
+fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Result<Prepared> {
+    let observer = Observer::open(&session.target, knobs::needs_mmc(session))?;
+    let KnobPlan { knobs, wanted } = knobs::plan(session, &observer, opts.force)?;
+    let target = Target::open(&session.target, opts.allow_write)?;
+    let engine = EngineOptions {
+        scale_down: session.scale_down.unwrap_or(1),
+        seed: session.seed,
+        cancel: interrupts.stop.clone(),
+        ..EngineOptions::default()
+    };
+    for &w in &session.workloads {
+        check_workload(&session.plan.workload[w], &target, &engine)?;
+    }
+    Ok(Prepared {
+        observer,
+        knobs,
+        wanted,
+        target,
+        engine,
+    })
+}
+
+/// The guard's messages, as events.
+fn guard_report(events: &Arc<dyn Events>) -> GuardReport {
+    let events = Arc::clone(events);
+    Box::new(move |event| events.event(Event::Restore(event)))
+}
+
+/// Everything a run needs, and what the runs so far gave.
+struct Loop<'a> {
+    session: &'a Session,
+    observer: &'a Observer,
+    target: &'a Target,
+    engine: &'a EngineOptions,
+    /// Knob values per config.
+    wanted: &'a [BTreeMap<String, String>],
+    recording: Option<Recording>,
+    events: &'a dyn Events,
+    interrupts: &'a Interrupts,
+    /// One pass: the results, in order.
+    results: Vec<WorkloadResult>,
+    bad_blocks: u64,
+    /// Runs finished, by this invocation and the ones it resumes.
+    done: u32,
+    warned_caches: bool,
+}
+
+impl Loop<'_> {
+    /// Every pending run in order, until the last or a signal.
+    fn all(&mut self, guard: &mut KnobGuard) -> Result<()> {
+        let session = self.session;
+        self.events.event(Event::Start {
+            mode: session.mode,
+            total: session.matrix.len(),
+            pending: session.pending_len(),
+            dir: self.recording.as_ref().map(|r| r.dir()),
+        });
+        for slot in session.pending() {
+            if self.interrupts.stopped() || !self.one(guard, slot)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// After the loop and the restore: say where a stopped run stands, return the first
+    /// error (a failed restore was reported with the commands to finish it by hand), or
+    /// what the runs gave.
+    fn finish(self, looped: Result<()>, restored: Result<()>) -> Result<Done> {
+        let session = self.session;
+        let stopped = looped.is_ok() && self.interrupts.stopped();
+        if stopped {
+            self.events.event(Event::Stopped {
+                mode: session.mode,
+                done: self.done,
+                total: session.matrix.len(),
+                dir: self.recording.as_ref().map(|r| r.dir()),
+            });
+        }
+        looped?;
+        restored?;
+        let results = match self.recording {
+            None => Results::OnePass(self.results),
+            Some(recording) if stopped => Results::Recorded {
+                dir: recording.dir().to_path_buf(),
+                rows: Vec::new(),
+            },
+            Some(recording) => {
+                let (dir, rows) = recording.finish()?;
+                Results::Recorded { dir, rows }
+            }
+        };
+        Ok(Done {
+            results,
+            bad_blocks: self.bad_blocks,
+            stopped: stopped.then(|| self.interrupts.exit_status()),
+        })
+    }
+
+    /// One run; false when a signal stopped it (the run is discarded).
+    fn one(&mut self, guard: &mut KnobGuard, slot: Slot) -> Result<bool> {
+        let session = self.session;
+        let config = &session.configs[slot.config];
+        let spec = session.spec(&slot);
+        let run = RunInfo {
+            mode: session.mode,
+            slot,
+            total: session.matrix.len(),
+            config: &config.name,
+            workload: &spec.name,
+            target: &session.target,
+        };
+        let what = match session.mode {
+            Mode::OnePass => format!("workload '{}'", spec.name),
+            Mode::Recorded => format!(
+                "run {}/{} ({}, {}, repetition {})",
+                slot.run, run.total, config.name, spec.name, slot.repetition
+            ),
+        };
+        let verified =
+            knobs::put_in_place(guard, &self.wanted[slot.config]).with_context(|| what.clone())?;
+        self.observer
+            .check_expect(config)
+            .with_context(|| what.clone())?;
+        if let Some(recording) = &mut self.recording {
+            recording.observe_config(slot.config, self.observer)?;
+            self.drop_caches_for(spec);
+        }
+        self.events.event(Event::RunStarting { run });
+        let before = knobs::evidence(guard);
+        let result = match run_workload(spec, self.target, self.engine) {
+            Ok(result) => result,
+            Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
+                return Ok(false)
+            }
+            Err(err) => return Err(err.context(what)),
+        };
+        // A run that completed as the signal came is whole: it is kept.
+        let evidence = knobs::evidence_rows(guard, &before, &run);
+        if let Some(recording) = &self.recording {
+            recording.append(&run, &result, &evidence)?;
+        }
+        self.bad_blocks += bad_blocks(&result);
+        self.done += 1;
+        self.events.event(Event::RunDone {
+            run,
+            verified: &verified,
+            result: &result,
+            evidence: &evidence,
+        });
+        if session.mode == Mode::OnePass {
+            self.results.push(result);
+        }
+        Ok(true)
+    }
+
+    /// Buffered reads should start cold: drop the page cache before a workload with a
+    /// `direct = false` job (warns once when that is not allowed).
+    fn drop_caches_for(&mut self, spec: &WorkloadSpec) {
+        if spec.job.iter().all(|j| j.direct) {
+            return;
+        }
+        if let Err(err) = drop_caches() {
+            if !self.warned_caches {
+                self.events.event(Event::Warning(format!("{err:#}")));
+                self.warned_caches = true;
+            }
+        }
+    }
+}
+
+fn bad_blocks(result: &WorkloadResult) -> u64 {
+    result
+        .jobs
+        .iter()
+        .filter_map(|j| j.verify.as_ref())
+        .map(|v| v.bad_blocks)
+        .sum()
+}
+
+/// `sync; echo 3 > /proc/sys/vm/drop_caches`, so buffered reads start cold.
+fn drop_caches() -> Result<()> {
+    nix::unistd::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n").context(
+        "cannot drop the page cache (/proc/sys/vm/drop_caches): buffered reads may come from \
+         memory; run as root",
+    )
+}

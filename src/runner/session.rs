@@ -1,0 +1,440 @@
+//! What a run is made of before the first I/O: the plan (from the file, or from
+//! `meta.json` when resuming), the form of the run, the selected configs and workloads,
+//! and the matrix (order, repetitions, seed).
+
+use super::events::{Event, Events};
+use super::{Mode, RunOptions};
+use crate::plan::config::ConfigSpec;
+use crate::plan::matrix::{Matrix, Order, Slot};
+use crate::plan::spec::Plan;
+use crate::record::writer::{ResultsWriter, Resumed, TornLine};
+use crate::record::Meta;
+use crate::workload::WorkloadSpec;
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_REPETITIONS: u32 = 3;
+/// Name of the implicit config of a plan without `[[config]]`: the device as it is.
+pub const AS_IS_CONFIG: &str = "as-is";
+
+/// Everything `mmcab run` decided before touching the device.
+#[derive(Debug)]
+pub struct Session {
+    pub mode: Mode,
+    pub plan: Plan,
+    pub plan_text: String,
+    pub configs: Vec<ConfigSpec>,
+    /// Indices into `plan.workload`, in plan order.
+    pub workloads: Vec<usize>,
+    /// Runs in order: configs x workloads x (warm-up + repetitions), walked lazily.
+    pub matrix: Matrix,
+    pub seed: u64,
+    /// `--scale-down` (None: 1).
+    pub scale_down: Option<u32>,
+    pub label: String,
+    /// Empty for `--dry-run` without `--device`.
+    pub target: PathBuf,
+    /// Runs already in runs.csv (resume).
+    pub finished: BTreeSet<u32>,
+    /// Set when resuming: the results directory and its meta.json.
+    pub resumed: Option<(ResultsWriter, Meta)>,
+    /// Torn last lines cut off when resuming.
+    pub torn: Vec<TornLine>,
+}
+
+impl Session {
+    /// `require_device`: false for --dry-run, which touches no device.
+    pub fn open(opts: &RunOptions, require_device: bool) -> Result<Session> {
+        match &opts.resume {
+            Some(dir) => Self::resume(opts, dir),
+            None => Self::fresh(opts, require_device),
+        }
+    }
+
+    fn fresh(opts: &RunOptions, require_device: bool) -> Result<Session> {
+        let Some(plan_path) = &opts.plan else {
+            bail!(
+                "mmcab run needs a PLAN file (e.g. workloads/bus-width-ab.toml), or --resume DIR"
+            );
+        };
+        let plan_text = std::fs::read_to_string(plan_path)
+            .with_context(|| format!("cannot read plan file {}", plan_path.display()))?;
+        let plan: Plan = plan_text
+            .parse()
+            .with_context(|| format!("plan file {}", plan_path.display()))?;
+        let mode = if opts.asks_to_record() || !plan.config.is_empty() {
+            Mode::Recorded
+        } else {
+            Mode::OnePass
+        };
+        let configs = select_configs(&plan, &opts.configs)?;
+        let workloads = select_workloads(&plan, &opts.workloads)?;
+        let seed = opts.seed.or(plan.seed).unwrap_or(1);
+        let matrix = match mode {
+            // Every workload once, in plan order.
+            Mode::OnePass => Matrix::new(1, workloads.len(), 1, 0, Order::Interleaved, seed)?,
+            Mode::Recorded => Matrix::new(
+                configs.len(),
+                workloads.len(),
+                opts.repeat
+                    .or(plan.repetitions)
+                    .unwrap_or(DEFAULT_REPETITIONS),
+                opts.warmup.or(plan.warmup).unwrap_or(0),
+                opts.order.or(plan.order).unwrap_or_default(),
+                seed,
+            )?,
+        };
+        let target = match opts.device.clone() {
+            Some(target) => target,
+            None if !require_device => PathBuf::new(),
+            None => bail!(
+                "mmcab run needs --device TARGET: a block device (/dev/mmcblk0), a file or a \
+                 directory (or --dry-run to only print the matrix)"
+            ),
+        };
+        Ok(Session {
+            mode,
+            plan,
+            plan_text,
+            configs,
+            workloads,
+            matrix,
+            seed,
+            scale_down: opts.scale_down.filter(|&n| n != 1),
+            label: opts.label.clone().unwrap_or_default(),
+            target,
+            finished: BTreeSet::new(),
+            resumed: None,
+            torn: Vec::new(),
+        })
+    }
+
+    /// Rebuild the session of an interrupted run from its meta.json: same plan text,
+    /// configs, workloads, order, seed and repetitions, so the matrix is the same.
+    fn resume(opts: &RunOptions, dir: &Path) -> Result<Session> {
+        let Resumed {
+            writer,
+            meta,
+            finished,
+            torn,
+        } = ResultsWriter::resume(dir)?;
+        if meta.finished_unix_s.is_some() {
+            bail!("{} is a finished run: nothing to resume", dir.display());
+        }
+        check_resume_options(opts, &meta, dir)?;
+        let plan: Plan = meta
+            .plan_text
+            .parse()
+            .with_context(|| format!("the plan saved in {}/meta.json", dir.display()))?;
+        let target = match &opts.device {
+            Some(d) if d.as_os_str() != meta.target.as_str() => bail!(
+                "--device {} differs from the interrupted run's target {}",
+                d.display(),
+                meta.target
+            ),
+            _ => PathBuf::from(&meta.target),
+        };
+        let names: Vec<String> = meta.configs.iter().map(|c| c.name.clone()).collect();
+        let configs = select_configs(&plan, &names)?;
+        let workloads = select_workloads(&plan, &meta.workloads)?;
+        let matrix = Matrix::new(
+            configs.len(),
+            workloads.len(),
+            meta.repetitions,
+            meta.warmup,
+            meta.order,
+            meta.seed,
+        )
+        .with_context(|| format!("the matrix saved in {}/meta.json", dir.display()))?;
+        Ok(Session {
+            mode: Mode::Recorded,
+            plan_text: meta.plan_text.clone(),
+            plan,
+            configs,
+            workloads,
+            matrix,
+            seed: meta.seed,
+            scale_down: meta.scale_down,
+            label: meta.label.clone(),
+            target,
+            finished,
+            resumed: Some((writer, meta)),
+            torn,
+        })
+    }
+
+    /// The workload of a run.
+    pub fn spec(&self, slot: &Slot) -> &WorkloadSpec {
+        &self.plan.workload[self.workloads[slot.workload]]
+    }
+
+    pub fn workload_name(&self, slot: &Slot) -> &str {
+        &self.spec(slot).name
+    }
+
+    /// Runs still to do, in order.
+    pub fn pending(&self) -> impl Iterator<Item = Slot> + '_ {
+        self.matrix
+            .iter()
+            .filter(|s| !self.finished.contains(&s.run))
+    }
+
+    /// How many runs are still to do.
+    pub fn pending_len(&self) -> u32 {
+        let done = self.finished.range(1..=self.matrix.len()).count() as u32;
+        self.matrix.len() - done
+    }
+
+    /// How many runs of the matrix are done (by an interrupted run being resumed).
+    pub fn done_len(&self) -> u32 {
+        self.matrix.len() - self.pending_len()
+    }
+
+    pub fn report_torn_lines(&self, events: &dyn Events) {
+        for torn in &self.torn {
+            events.event(Event::TornLine {
+                path: &torn.path,
+                bytes: torn.bytes,
+            });
+        }
+    }
+}
+
+/// `--resume` takes the matrix from meta.json: options that would change it are refused
+/// unless they say the same.
+fn check_resume_options(opts: &RunOptions, meta: &Meta, dir: &Path) -> Result<()> {
+    if let Some(plan_path) = &opts.plan {
+        let text = std::fs::read(plan_path)
+            .with_context(|| format!("cannot read plan file {}", plan_path.display()))?;
+        if hex(&Sha256::digest(&text)) != meta.plan_sha256 {
+            bail!(
+                "{} is not the plan the interrupted run used (its copy is in {}/meta.json): \
+                 leave PLAN out with --resume",
+                plan_path.display(),
+                dir.display()
+            );
+        }
+    }
+    if let Some(given) = opts.label.as_deref().filter(|&l| l != meta.label) {
+        bail!(
+            "--label {given} differs from the interrupted run's '{}': leave it out with --resume",
+            meta.label
+        );
+    }
+    // Compared as orders, so `--order abab` matches a saved "interleaved".
+    if let Some(given) = opts.order.filter(|&o| o != meta.order) {
+        bail!(
+            "--order {given} differs from the interrupted run's '{}': leave it out with --resume",
+            meta.order
+        );
+    }
+    if opts
+        .scale_down
+        .is_some_and(|n| Some(n) != meta.scale_down.or(Some(1)))
+    {
+        bail!(
+            "--scale-down {} differs from the interrupted run's ({}): leave it out with --resume",
+            opts.scale_down.unwrap_or(1),
+            meta.scale_down.unwrap_or(1)
+        );
+    }
+    if opts.repeat.is_some_and(|r| r != meta.repetitions)
+        || opts.warmup.is_some_and(|w| w != meta.warmup)
+        || opts.seed.is_some_and(|s| s != meta.seed)
+        || !opts.configs.is_empty()
+        || !opts.workloads.is_empty()
+    {
+        bail!(
+            "--resume reuses the matrix of the interrupted run (configs, workloads, \
+             repetitions, warm-up, seed from {}/meta.json): leave those options out",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn select_configs(plan: &Plan, names: &[String]) -> Result<Vec<ConfigSpec>> {
+    crate::plan::config::validate_configs(&plan.config, &plan.knob)?;
+    let all = if plan.config.is_empty() {
+        vec![ConfigSpec {
+            name: AS_IS_CONFIG.to_string(),
+            ..Default::default()
+        }]
+    } else {
+        plan.config.clone()
+    };
+    if names.is_empty() {
+        return Ok(all);
+    }
+    let mut picked = Vec::new();
+    for name in names {
+        match all.iter().find(|c| &c.name == name) {
+            Some(c) => picked.push(c.clone()),
+            None => bail!(
+                "plan {} has no config '{name}'; it has: {}",
+                plan.name,
+                all.iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+    Ok(picked)
+}
+
+fn select_workloads(plan: &Plan, names: &[String]) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        return Ok((0..plan.workload.len()).collect());
+    }
+    let mut picked = Vec::new();
+    for name in names {
+        match plan.workload.iter().position(|w| &w.name == name) {
+            Some(i) => picked.push(i),
+            None => bail!(
+                "plan {} has no workload '{name}'; it has: {}",
+                plan.name,
+                plan.workload
+                    .iter()
+                    .map(|w| w.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+    Ok(picked)
+}
+
+/// Lower-case hex of bytes (the plan's SHA-256).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::writer::ResultsWriter;
+
+    const PLAN: &str = "name = \"p\"\nseed = 3\n\
+        [[config]]\nname = \"A\"\n[[config]]\nname = \"B\"\n\
+        [[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"j\"\nrw = \"read\"\nsize = \"1M\"\n";
+
+    fn plan_file(dir: &Path, text: &str) -> PathBuf {
+        let path = dir.join("plan.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// An interrupted results directory of PLAN, as a fresh recorded run writes it.
+    fn interrupted(dir: &Path, order: Order) -> PathBuf {
+        let opts = RunOptions {
+            plan: Some(plan_file(dir, PLAN)),
+            order: Some(order),
+            device: Some("/dev/null".into()),
+            ..Default::default()
+        };
+        let session = Session::open(&opts, true).unwrap();
+        let out = dir.join("res");
+        ResultsWriter::create(&out, &super::super::results::new_meta(&session)).unwrap();
+        out
+    }
+
+    #[test]
+    fn resume_accepts_an_order_alias_and_refuses_another_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = interrupted(dir.path(), Order::Interleaved);
+        let mut opts = RunOptions {
+            resume: Some(out.clone()),
+            order: Some("abab".parse().unwrap()),
+            ..Default::default()
+        };
+        let session = Session::open(&opts, true).unwrap();
+        assert_eq!(session.matrix.order(), Order::Interleaved);
+        assert_eq!(session.target, PathBuf::from("/dev/null"));
+        opts.order = Some(Order::Blocked);
+        let err = Session::open(&opts, true).unwrap_err().to_string();
+        assert!(
+            err.contains("--order blocked differs from the interrupted run's 'interleaved'"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn resume_refuses_options_that_change_the_matrix() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = interrupted(dir.path(), Order::Random);
+        for (opts, want) in [
+            (
+                RunOptions {
+                    repeat: Some(9),
+                    ..Default::default()
+                },
+                "leave those options out",
+            ),
+            (
+                RunOptions {
+                    scale_down: Some(4),
+                    ..Default::default()
+                },
+                "--scale-down 4 differs",
+            ),
+            (
+                RunOptions {
+                    label: Some("x".into()),
+                    ..Default::default()
+                },
+                "--label x differs",
+            ),
+        ] {
+            let opts = RunOptions {
+                resume: Some(out.clone()),
+                ..opts
+            };
+            let err = Session::open(&opts, true).unwrap_err().to_string();
+            assert!(err.contains(want), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_form_of_the_run_follows_the_plan_and_the_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let no_configs = "name = \"p\"\nrepetitions = 5\n[[workload]]\nname = \"w\"\n\
+            [[workload.job]]\nname = \"j\"\nrw = \"read\"\n[[workload]]\nname = \"v\"\n\
+            [[workload.job]]\nname = \"j\"\nrw = \"read\"\n";
+        let plan = plan_file(dir.path(), no_configs);
+        let opts = RunOptions {
+            plan: Some(plan.clone()),
+            device: Some("/dev/null".into()),
+            ..Default::default()
+        };
+        let one = Session::open(&opts, true).unwrap();
+        assert_eq!(one.mode, Mode::OnePass);
+        assert_eq!(
+            one.matrix.len(),
+            2,
+            "every workload once, the plan's repetitions aside"
+        );
+        assert_eq!(one.configs[0].name, AS_IS_CONFIG);
+        let recorded = Session::open(
+            &RunOptions {
+                warmup: Some(1),
+                ..opts.clone()
+            },
+            true,
+        )
+        .unwrap();
+        assert_eq!(recorded.mode, Mode::Recorded);
+        assert_eq!(recorded.matrix.len(), 2 * 6);
+        let err = Session::open(
+            &RunOptions {
+                device: None,
+                ..opts
+            },
+            true,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("--device TARGET"), "{err}");
+    }
+}
