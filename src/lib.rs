@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod device;
+pub mod export;
 pub mod knob;
 pub mod plan;
 pub mod record;

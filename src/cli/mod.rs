@@ -9,6 +9,7 @@
 //! Imports point down: cli -> runner -> (knob, workload, record, plan) -> device; report
 //! reads record. Nothing below this module imports it.
 
+mod export;
 mod info;
 mod knobs;
 pub mod output;
@@ -54,6 +55,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare labelled results directories from different boots or kernels
     Compare(CompareArgs),
+    /// Write a plan in another tool's format (fio job file)
+    #[command(subcommand)]
+    Export(export::ExportCommand),
 }
 
 /// Run one command; a failure is one `mmcab: error: ...` line and exit status 1.
@@ -62,7 +66,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Info(a) => (false, a.json),
         Command::Knobs(a) => (false, a.json),
         Command::Run(a) => (a.quiet, a.json),
-        Command::Report(_) | Command::Compare(_) => (false, false),
+        Command::Report(_) | Command::Compare(_) | Command::Export(_) => (false, false),
     };
     let out = Arc::new(Output::new(quiet, json));
     let result = match &cli.command {
@@ -71,6 +75,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::execute(args, &out),
         Command::Report(args) => report::report(args, &out),
         Command::Compare(args) => report::compare(args, &out),
+        Command::Export(args) => export::execute(args, &out),
     };
     match result {
         Ok(code) => code,
