@@ -121,7 +121,7 @@ cat {CAPS} > /out/caps-after; cat {CONTROL} > /out/control-after; cat {IOS} > /o
     // Knobs listed: bus width switchable, packing unavailable with the reasons.
     let knobs = run.out_json("knobs.json");
     let knob = |name: &str| {
-        knobs
+        knobs["knobs"]
             .as_array()
             .unwrap()
             .iter()
@@ -177,7 +177,7 @@ mmcab run boot.toml --device /dev/mmcblk0 --allow-write --repeat 2 --label dtb4 
         "I/O happened"
     );
     let knobs = dtb4.out_json("knobs.json");
-    let bus = knobs
+    let bus = knobs["knobs"]
         .as_array()
         .unwrap()
         .iter()

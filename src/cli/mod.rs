@@ -10,6 +10,7 @@
 //! reads record. Nothing below this module imports it.
 
 mod export;
+mod gates;
 mod info;
 mod knobs;
 pub mod output;
@@ -66,7 +67,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Info(a) => (false, a.json),
         Command::Knobs(a) => (false, a.json),
         Command::Run(a) => (a.quiet, a.json),
-        Command::Report(_) | Command::Compare(_) | Command::Export(_) => (false, false),
+        Command::Report(a) => (false, a.output.format() == gates::Format::Json),
+        Command::Compare(a) => (false, a.output.format() == gates::Format::Json),
+        Command::Export(_) => (false, false),
     };
     let out = Arc::new(Output::new(quiet, json));
     let result = match &cli.command {

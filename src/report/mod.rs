@@ -2,13 +2,18 @@
 //! into a 72-column mail text (returned for the command line to print), markdown, a tidy
 //! summary.csv, JSON and SVG/PNG charts, all written into one output directory.
 //!
-//! Module per output: [`text`] (mail), [`markdown`], [`csv`], [`json`], [`chart`];
-//! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`].
+//! Module per output: [`text`] (mail), [`markdown`], [`csv`], [`json`], [`chart`],
+//! [`lava`] (LAVA test-case signals); [`load`] reads a results dir, [`results`] and
+//! [`reference`](mod@reference) build the [`model`]. [`gate`] turns the model's
+//! verdicts into a CI pass/fail; [`baseline`] keeps baselines per device identity.
 
+pub mod baseline;
 pub mod chart;
 pub mod compare;
 pub mod csv;
+pub mod gate;
 pub mod json;
+pub mod lava;
 pub mod load;
 pub mod markdown;
 pub mod model;
@@ -72,6 +77,8 @@ fn remove_old_charts(out: &Path) -> Result<()> {
 /// A report written to disk.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// The report model every file was rendered from (for gates, LAVA and `--json`).
+    pub report: Report,
     /// The mail text (also in `dir`/report.txt).
     pub mail: String,
     /// Where the files went.
@@ -120,16 +127,19 @@ pub fn report_dir(dir: &Path) -> PathBuf {
 /// `mmcab report PATH`: the configs of one results directory against `baseline` (default:
 /// the plan's first), or the numbers of a reference CSV (results/reference/*.csv).
 pub fn report(path: &Path, baseline: Option<&str>) -> Result<Written> {
-    let (mail, dir) = if path.is_file() {
+    let (mail, dir, report) = if path.is_file() {
         let out = reference::default_out_dir(path);
-        (reference::generate(path, &out, baseline)?, out)
+        let (mail, report) = reference::generate(path, &out, baseline)?;
+        (mail, out, report)
     } else {
         let dir = load::load(path)?;
         let report = results::build(&dir, baseline)?;
         let out = report_dir(path);
-        (write_outputs(&chart_input(&report, &[&dir]), &out)?, out)
+        let mail = write_outputs(&chart_input(&report, &[&dir]), &out)?;
+        (mail, out, report)
     };
     Ok(Written {
+        report,
         mail,
         dir,
         forced: Vec::new(),
@@ -138,14 +148,15 @@ pub fn report(path: &Path, baseline: Option<&str>) -> Result<Written> {
 }
 
 /// `mmcab compare DIR_A DIR_B ...`: labelled results directories against the first;
-/// `force` compares different devices or plans (the differences are returned).
-pub fn compare(paths: &[PathBuf], force: bool) -> Result<Written> {
+/// `force` compares different devices or plans (the differences are returned). The
+/// report goes to `out`, or by default into the first dir's report directory.
+pub fn compare(paths: &[PathBuf], force: bool, out: Option<&Path>) -> Result<Written> {
     let dirs = paths
         .iter()
         .map(|d| load::load(d))
         .collect::<Result<Vec<_>>>()?;
     let (report, renamed) = compare::build(&dirs, force)?;
-    let out = compare::out_dir(&dirs);
+    let out = out.map_or_else(|| compare::out_dir(&dirs), Path::to_path_buf);
     let refs: Vec<&ResultsDir> = renamed.iter().collect();
     let mail = write_outputs(&chart_input(&report, &refs), &out)?;
     Ok(Written {
@@ -153,6 +164,7 @@ pub fn compare(paths: &[PathBuf], force: bool) -> Result<Written> {
         dir: out,
         forced: report.notes.clone(),
         warnings: warnings(),
+        report,
     })
 }
 
