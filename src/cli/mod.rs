@@ -10,6 +10,7 @@
 //! reads record. Nothing below this module imports it.
 
 mod export;
+mod extras;
 mod gates;
 mod info;
 mod knobs;
@@ -59,6 +60,10 @@ pub enum Command {
     /// Write a plan in another tool's format (fio job file)
     #[command(subcommand)]
     Export(export::ExportCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(extras::CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a directory
+    Man(extras::ManArgs),
 }
 
 /// Run one command; a failure is one `mmcab: error: ...` line and exit status 1.
@@ -69,7 +74,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(a) => (a.quiet, a.json),
         Command::Report(a) => (false, a.output.format() == gates::Format::Json),
         Command::Compare(a) => (false, a.output.format() == gates::Format::Json),
-        Command::Export(_) => (false, false),
+        Command::Export(_) | Command::Completions(_) | Command::Man(_) => (false, false),
     };
     let out = Arc::new(Output::new(quiet, json));
     let result = match &cli.command {
@@ -79,6 +84,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Report(args) => report::report(args, &out),
         Command::Compare(args) => report::compare(args, &out),
         Command::Export(args) => export::execute(args, &out),
+        Command::Completions(args) => extras::completions(args, &out),
+        Command::Man(args) => extras::man(args, &out),
     };
     match result {
         Ok(code) => code,
