@@ -133,77 +133,71 @@ fn write_job(out: &mut String, name: &str, job: &JobSpec, first: bool, rw_overri
     if first {
         out.push_str("stonewall\n");
     }
-    let mut line = |k: &str, v: String| {
-        let _ = writeln!(out, "{k}={v}");
-    };
-    let rw = rw_override.unwrap_or(match job.rw {
-        Rw::Read => "read",
-        Rw::Write => "write",
-        Rw::RandRead => "randread",
-        Rw::RandWrite => "randwrite",
-        Rw::RandRw => "randrw",
-        Rw::IozoneRandom => "randrw",
-    });
-    line("rw", rw.to_string());
-    if let (Rw::RandRw, Some(p)) = (job.rw, job.rwmixread) {
-        line("rwmixread", p.to_string());
-    }
-    line("bs", job.bs.to_string());
-    if let Some(size) = job.size {
-        line("size", size.to_string());
-    }
-    if let Some(io) = job.io_size {
-        line("io_size", io.to_string());
-    }
-    if job.offset > 0 {
-        line("offset", job.offset.to_string());
-    }
-    if job.offset_increment > 0 {
-        line("offset_increment", job.offset_increment.to_string());
-    }
-    if job.numjobs > 1 {
-        line("numjobs", job.numjobs.to_string());
-    }
-    let engine = match job.engine {
-        Engine::Sync => "psync",
-        Engine::IoUring => "io_uring",
-    };
-    line("ioengine", engine.to_string());
-    line("iodepth", job.iodepth.to_string());
-    line("direct", u8::from(job.direct).to_string());
-    if job.fsync > 0 {
-        line("fsync", job.fsync.to_string());
-    }
-    if job.end_fsync {
-        line("end_fsync", "1".to_string());
-    }
-    if let Some(r) = job.runtime {
-        line("runtime", ms(r));
-    }
-    if job.time_based {
-        line("time_based", "1".to_string());
-    }
-    if let Some(r) = job.ramp_time {
-        line("ramp_time", ms(r));
-    }
-    if job.rw.is_random() && job.rw != Rw::IozoneRandom {
-        line("norandommap", "1".to_string());
-    }
-    if let Some(seed) = job.randseed {
-        line("randseed", seed.to_string());
-    }
-    if job.pattern == Pattern::Zeros {
-        line("zero_buffers", "1".to_string());
+    for (key, value) in fio_keys(job, rw_override) {
+        let _ = writeln!(out, "{key}={value}");
     }
     if job.verify {
-        if job.rw.writes() {
-            line("verify", "crc32c".to_string());
-        }
         out.push_str(
             "; mmcab verify: a header (offset, run id, sequence) and a CRC32 in every block;\n\
              ; fio's verify=crc32c is the nearest check, with fio's own header\n",
         );
     }
+}
+
+/// The job's fio keys and values, in the order they are written; keys at fio's default
+/// are left out.
+fn fio_keys(job: &JobSpec, rw_override: Option<&str>) -> Vec<(&'static str, String)> {
+    let rw = rw_override.unwrap_or(match job.rw {
+        Rw::Read => "read",
+        Rw::Write => "write",
+        Rw::RandRead => "randread",
+        Rw::RandWrite => "randwrite",
+        Rw::RandRw | Rw::IozoneRandom => "randrw",
+    });
+    let engine = match job.engine {
+        Engine::Sync => "psync",
+        Engine::IoUring => "io_uring",
+    };
+    let random_offsets = job.rw.is_random() && job.rw != Rw::IozoneRandom;
+    let flag = |on: bool| on.then(|| "1".to_string());
+    let nonzero = |v: u64| (v > 0).then(|| v.to_string());
+    let keys: [(&'static str, Option<String>); 19] = [
+        ("rw", Some(rw.to_string())),
+        (
+            "rwmixread",
+            job.rwmixread
+                .filter(|_| job.rw == Rw::RandRw)
+                .map(|p| p.to_string()),
+        ),
+        ("bs", Some(job.bs.to_string())),
+        ("size", job.size.map(|v| v.to_string())),
+        ("io_size", job.io_size.map(|v| v.to_string())),
+        ("offset", nonzero(job.offset)),
+        ("offset_increment", nonzero(job.offset_increment)),
+        (
+            "numjobs",
+            (job.numjobs > 1).then(|| job.numjobs.to_string()),
+        ),
+        ("ioengine", Some(engine.to_string())),
+        ("iodepth", Some(job.iodepth.to_string())),
+        ("direct", Some(u8::from(job.direct).to_string())),
+        ("fsync", nonzero(u64::from(job.fsync))),
+        ("end_fsync", flag(job.end_fsync)),
+        ("runtime", job.runtime.map(ms)),
+        ("time_based", flag(job.time_based)),
+        ("ramp_time", job.ramp_time.map(ms)),
+        ("norandommap", flag(random_offsets)),
+        ("randseed", job.randseed.map(|s| s.to_string())),
+        ("zero_buffers", flag(job.pattern == Pattern::Zeros)),
+    ];
+    let mut out: Vec<(&'static str, String)> = keys
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect();
+    if job.verify && job.rw.writes() {
+        out.push(("verify", "crc32c".to_string()));
+    }
+    out
 }
 
 #[cfg(test)]
