@@ -11,43 +11,12 @@ mod testbed;
 use std::process::Command;
 use std::time::Duration;
 
-/// The A/B plan: two configs of a block-queue attribute, a write and a read workload
-/// small enough for the emulated card (a few MB/s).
-const AB_PLAN: &str = r#"
-name = "arm64-sd-ab"
-repetitions = 2
-order = "interleaved"
-
-[[knob]]
-name = "max-sectors"
-kind = "attribute"
-path = "/sys/block/{disk}/queue/max_sectors_kb"
-values = ["128", "16"]
-
-[[config]]
-name = "max128k"
-max-sectors = "128"
-
-[[config]]
-name = "max16k"
-max-sectors = "16"
-
-[[workload]]
-name = "seq-write"
-[[workload.job]]
-name = "w"
-rw = "write"
-bs = "128k"
-size = "1M"
-
-[[workload]]
-name = "seq-read"
-[[workload.job]]
-name = "r"
-rw = "read"
-bs = "128k"
-size = "1M"
-"#;
+/// The A/B plan: the block queue's max_sectors_kb, 128 vs 16 KiB (a fixture shared with
+/// tests/lava.rs).
+fn ab_plan() -> String {
+    std::fs::read_to_string(testbed::repo_root().join("tests/fixtures/plans/max-sectors-ab.toml"))
+        .unwrap()
+}
 
 const ONE_PASS_PLAN: &str = r#"
 name = "arm64-sd-one-pass"
@@ -98,7 +67,7 @@ cat /sys/block/mmcblk0/queue/max_sectors_kb > /out/max-after
 mmcab report /out/ab > /out/report.txt 2> /out/report.err || exit 16
 rm -f /out/ab/report/*.png
 ",
-        ab = heredoc("ab.toml", AB_PLAN),
+        ab = heredoc("ab.toml", &ab_plan()),
         one = heredoc("one.toml", ONE_PASS_PLAN),
     );
     let run = testbed::Guest::new("arm64_sd")

@@ -171,35 +171,16 @@ fn baseline_store_per_device_identity() {
     one_config(&base);
     one_config(&slower);
     results::scale_throughput(&slower, 0.5);
-    let store_s = path(&store);
+    // mmcab compare --baseline STORE ARGS...
+    let with_store =
+        |args: &[&str]| mmcab(&[&["compare", "--baseline", path(&store)], args].concat());
     // Nothing stored yet: one line saying how to store one.
-    let out = mmcab(&[
-        "compare",
-        "--baseline",
-        store_s,
-        path(&slower),
-        "--fail-if",
-        "slower",
-    ]);
+    let out = with_store(&[path(&slower), "--fail-if", "slower"]);
     assert_eq!(code(&out), 1, "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--save-baseline"));
-    let out = mmcab(&[
-        "compare",
-        "--baseline",
-        store_s,
-        "--save-baseline",
-        path(&base),
-    ]);
+    let out = with_store(&["--save-baseline", path(&base)]);
     assert_eq!(code(&out), 0, "{}", describe(&out));
-    let out = mmcab(&[
-        "compare",
-        "--baseline",
-        store_s,
-        path(&slower),
-        "--fail-if",
-        "slower",
-        "--json",
-    ]);
+    let out = with_store(&[path(&slower), "--fail-if", "slower", "--json"]);
     assert_eq!(code(&out), 4, "{}", describe(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["command"], "compare");
@@ -216,7 +197,7 @@ fn baseline_store_per_device_identity() {
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["device_summary"] = "another card".into();
     std::fs::write(&meta, v.to_string()).unwrap();
-    let out = mmcab(&["compare", "--baseline", store_s, path(&other)]);
+    let out = with_store(&[path(&other)]);
     assert_eq!(code(&out), 1, "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no baseline for this device"));
 }

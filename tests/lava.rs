@@ -190,46 +190,12 @@ print("ok")
     );
 }
 
-/// The plan the run step runs on the loop device: an A/B of the block queue's
-/// max_sectors_kb, two small workloads.
-const AB_PLAN: &str = r#"
-name = "lava-loop-ab"
-repetitions = 3
-[[knob]]
-name = "max-sectors"
-kind = "attribute"
-path = "/sys/block/{disk}/queue/max_sectors_kb"
-values = ["128", "16"]
-[[config]]
-name = "max128k"
-max-sectors = "128"
-[[config]]
-name = "max16k"
-max-sectors = "16"
-[[workload]]
-name = "seq-read"
-[[workload.job]]
-name = "r"
-rw = "read"
-bs = "128k"
-size = "8M"
-[[workload]]
-name = "randread-4k"
-[[workload.job]]
-name = "r"
-rw = "randread"
-bs = "4k"
-size = "8M"
-io_size = "1M"
-"#;
-
 #[test]
 #[ignore = "needs root: loop devices"]
 fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
     let dev = loop_device::LoopDevice::new(64 << 20);
     let tmp = tempfile::tempdir().unwrap();
-    let plan = tmp.path().join("ab.toml");
-    std::fs::write(&plan, AB_PLAN).unwrap();
+    let plan = results::repo_root().join("tests/fixtures/plans/max-sectors-ab.toml");
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_mmcab"))
         .parent()
         .unwrap();
