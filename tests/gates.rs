@@ -7,7 +7,7 @@
 #[path = "common/results.rs"]
 mod results;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const FIXTURE: &str = "results-loop";
@@ -42,13 +42,21 @@ fn one_config(dir: &Path) {
     results::edit_runs(dir, |row| row.config == "max-sectors-512k");
 }
 
+/// A copy of the fixture without its per-second and latency rows: the reports then draw
+/// only the bar charts (the other charts are most of a debug build's time here).
+fn copy(tmp: &Path, name: &str) -> PathBuf {
+    let dir = results::fixture_copy(tmp, FIXTURE, name);
+    results::without_series(&dir);
+    dir
+}
+
 #[test]
 fn compare_exit_codes_for_slower_faster_and_no_change() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = results::fixture_copy(tmp.path(), FIXTURE, "base");
-    let slower = results::fixture_copy(tmp.path(), FIXTURE, "slower");
-    let faster = results::fixture_copy(tmp.path(), FIXTURE, "faster");
-    let same = results::fixture_copy(tmp.path(), FIXTURE, "same");
+    let base = copy(tmp.path(), "base");
+    let slower = copy(tmp.path(), "slower");
+    let faster = copy(tmp.path(), "faster");
+    let same = copy(tmp.path(), "same");
     for d in [&base, &slower, &faster, &same] {
         one_config(d);
     }
@@ -85,8 +93,8 @@ fn compare_exit_codes_for_slower_faster_and_no_change() {
 #[test]
 fn threshold_lets_small_slowdowns_through() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = results::fixture_copy(tmp.path(), FIXTURE, "base");
-    let slower = results::fixture_copy(tmp.path(), FIXTURE, "slower");
+    let base = copy(tmp.path(), "base");
+    let slower = copy(tmp.path(), "slower");
     one_config(&base);
     one_config(&slower);
     results::scale_throughput(&slower, 0.5);
@@ -116,8 +124,8 @@ fn threshold_lets_small_slowdowns_through() {
 #[test]
 fn too_few_runs_are_inconclusive_unless_allowed() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = results::fixture_copy(tmp.path(), FIXTURE, "base");
-    let new = results::fixture_copy(tmp.path(), FIXTURE, "new");
+    let base = copy(tmp.path(), "base");
+    let new = copy(tmp.path(), "new");
     for d in [&base, &new] {
         // One measured run per side: no interval, no verdict.
         results::edit_runs(d, |row| {
@@ -136,7 +144,7 @@ fn too_few_runs_are_inconclusive_unless_allowed() {
 #[test]
 fn report_gate_and_json_schema() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = results::fixture_copy(tmp.path(), FIXTURE, "r");
+    let dir = copy(tmp.path(), "r");
     // The fixture's max-sectors-16k writes are significantly slower than 512k.
     let out = mmcab(&["report", path(&dir), "--fail-if", "slower", "--json"]);
     assert_eq!(code(&out), 4, "{}", describe(&out));
@@ -155,7 +163,7 @@ fn report_gate_and_json_schema() {
     assert_eq!(failing[0]["workload"], "seq-write");
     assert!(failing[0]["ci_high"].as_f64().unwrap() < 0.0);
     // A report with a single config has nothing to gate.
-    let one = results::fixture_copy(tmp.path(), FIXTURE, "one");
+    let one = copy(tmp.path(), "one");
     one_config(&one);
     let out = mmcab(&["report", path(&one), "--fail-if", "slower"]);
     assert_eq!(code(&out), 1, "{}", describe(&out));
@@ -166,8 +174,8 @@ fn report_gate_and_json_schema() {
 fn baseline_store_per_device_identity() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
-    let base = results::fixture_copy(tmp.path(), FIXTURE, "base");
-    let slower = results::fixture_copy(tmp.path(), FIXTURE, "slower");
+    let base = copy(tmp.path(), "base");
+    let slower = copy(tmp.path(), "slower");
     one_config(&base);
     one_config(&slower);
     results::scale_throughput(&slower, 0.5);
@@ -191,7 +199,7 @@ fn baseline_store_per_device_identity() {
     );
     assert!(!store.join("report").exists());
     // Another device (a loop device: its identity is the device summary) has none.
-    let other = results::fixture_copy(tmp.path(), FIXTURE, "other");
+    let other = copy(tmp.path(), "other");
     let meta = other.join("meta.json");
     let text = std::fs::read_to_string(&meta).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
