@@ -10,6 +10,8 @@
 //!   meta.json's `device`); [`probe`]: reading it from the kernel; [`render`]: its
 //!   human form
 //! - [`sysfs`]: reading kernel attribute files
+//! - data commands through the ioctl: [`transfer`] (which commands), [`packed`] (the
+//!   packed write of Linux 4.9)
 use std::path::PathBuf;
 
 pub mod capabilities;
@@ -22,9 +24,11 @@ pub mod ext_csd_table;
 pub mod info;
 pub mod ioctl;
 pub mod ios;
+pub mod packed;
 pub mod probe;
 pub mod render;
 pub mod sysfs;
+pub mod transfer;
 
 pub use discover::{discover, ensure_debugfs};
 pub use ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};
