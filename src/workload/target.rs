@@ -34,6 +34,8 @@ pub struct Target {
     pub allow_write: bool,
     /// For a block device in use (mounted, swap, holders): what uses it.
     pub in_use: Option<String>,
+    /// What the ioctl engine found out about the card behind it (found when first needed).
+    pub ioctl: super::ioctl::CardCache,
     _exclusive: Option<File>,
 }
 
@@ -59,6 +61,7 @@ impl Target {
                 logical_block_bytes: fs_logical_block_bytes(meta.dev()),
                 allow_write,
                 in_use: None,
+                ioctl: Default::default(),
                 _exclusive: None,
             })
         } else if ft.is_file() {
@@ -69,6 +72,7 @@ impl Target {
                 logical_block_bytes: fs_logical_block_bytes(meta.dev()),
                 allow_write,
                 in_use: None,
+                ioctl: Default::default(),
                 _exclusive: None,
             })
         } else {
@@ -98,6 +102,7 @@ impl Target {
             logical_block_bytes: fs_logical_block_bytes(meta.dev()),
             allow_write,
             in_use: None,
+            ioctl: Default::default(),
             _exclusive: None,
         })
     }
@@ -140,6 +145,7 @@ impl Target {
             logical_block_bytes,
             allow_write,
             in_use,
+            ioctl: Default::default(),
             _exclusive: exclusive,
         })
     }
