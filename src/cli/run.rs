@@ -65,6 +65,10 @@ pub struct RunArgs {
     /// Print the expanded matrix and exit without touching the device
     #[arg(long)]
     pub dry_run: bool,
+    /// Packed ioctl writes: take it that this kernel sends a user CMD23 as the write's
+    /// SET_BLOCK_COUNT (commit 4d0c8d0aef63) when mmcab cannot check it
+    #[arg(long)]
+    pub assume_cmd23_passthrough: bool,
     /// Print results as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -91,6 +95,7 @@ impl From<&RunArgs> for RunOptions {
             scale_down: args.scale_down,
             force: args.force,
             dry_run: args.dry_run,
+            assume_cmd23_passthrough: args.assume_cmd23_passthrough,
         }
     }
 }
