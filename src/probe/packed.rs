@@ -15,7 +15,8 @@
 //!
 //! The region's old contents are read first and written back afterwards; EXT_CSD
 //! EXP_EVENTS_CTRL gets PACKED_EVENT_EN only if it lacks it (so that the card flags a
-//! packed failure in its status, as Linux 4.9 had it) and is put back. Refusals, before
+//! packed failure in its status, as Linux 4.9 had it; cards before EXT_CSD_REV 6 have no
+//! such register) and is put back. Refusals, before
 //! anything is written: see [`probe_packed`].
 
 use crate::device::ioctl::{self, SwitchIndex, CMD_SET_NORMAL};
@@ -241,7 +242,8 @@ impl<'a> Run<'a> {
             })?;
         let ext_csd = ioctl::read_ext_csd(self.io)?;
         let exp_events_ctrl = ext_csd[EXT_CSD_EXP_EVENTS_CTRL];
-        let enable = exp_events_ctrl & EXT_CSD_PACKED_EVENT == 0;
+        // EXP_EVENTS_CTRL is defined from EXT_CSD_REV 6 (a --force'd older card has none).
+        let enable = exp_events_ctrl & EXT_CSD_PACKED_EVENT == 0 && ext_csd[192] >= 6;
         if enable {
             let index = SwitchIndex::try_from(EXT_CSD_EXP_EVENTS_CTRL)?;
             ioctl::switch(
