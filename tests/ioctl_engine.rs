@@ -9,7 +9,8 @@
 //! - workloads/packed-ioctl.toml and `probe packed` are refused with the card's reason,
 //!   before any I/O; `probe packed --force` sees the kernel's CMD23 pass-through in
 //!   tracefs, sees that this card stores a packed command as plain data, and puts the
-//!   region back.
+//!   region back; a packed ioctl write job with `--force` runs, and its verify finds
+//!   every block wrong (the card stored headers and shifted data).
 
 #[path = "common/testbed.rs"]
 mod testbed;
@@ -81,6 +82,21 @@ verify = true
     )
 }
 
+const FORCED: &str = r#"
+name = "forced"
+[[workload]]
+name = "packed-forced"
+[[workload.job]]
+name = "w"
+rw = "write"
+engine = "ioctl"
+bs = "4KiB"
+offset = "40MiB"
+size = "64KiB"
+packed = 4
+verify = true
+"#;
+
 const NEVER_WRITTEN: &str = r#"
 name = "unwritten"
 [[workload]]
@@ -141,6 +157,7 @@ fn script() -> String {
     let skip = IOCTL_AT / 4096;
     put("plan.toml", &plan())
         + &put("unwritten.toml", NEVER_WRITTEN)
+        + &put("forced.toml", FORCED)
         + &format!(
             "mmcab run plan.toml --device /dev/mmcblk0 --allow-write --json > /out/run.json 2> /out/run.err
 echo $? > /out/run.status
@@ -157,6 +174,8 @@ dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=8192 count=17 2>/dev/null | md5sum 
 mmcab probe packed /dev/mmcblk0 --allow-write --force --offset 32M --json > /out/force.json 2> /out/force.err
 echo $? > /out/force.status
 dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=8192 count=17 2>/dev/null | md5sum > /out/region-after
+mmcab run forced.toml --device /dev/mmcblk0 --allow-write --force --json > /out/forced.json 2> /out/forced.err
+echo $? > /out/forced.status
 "
         )
 }
@@ -232,6 +251,18 @@ fn check(run: &testbed::GuestRun) {
         run.out_text("region-before"),
         "the region was not put back"
     );
+
+    // A packed write job on this card with --force: 4 packed commands of 4 writes, each
+    // write recorded; the card stored each command as plain data, which verify sees.
+    assert_eq!(
+        run.out_text("forced.status").trim(),
+        "3",
+        "{}",
+        run.out_text("forced.err")
+    );
+    let forced = run.out_json("forced.json");
+    assert_eq!(forced["workloads"][0]["group"][0]["ops"], 16, "{forced}");
+    assert_eq!(job_verify(&forced, "packed-forced"), (16, 16));
 }
 
 #[test]

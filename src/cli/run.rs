@@ -58,8 +58,8 @@ pub struct RunArgs {
     /// Divide every job's size by this factor (for small or slow devices, e.g. 16)
     #[arg(long)]
     pub scale_down: Option<u32>,
-    /// Allow risky knob settings (widening the bus past what the host came up with,
-    /// EXT_CSD fields outside the allow-list)
+    /// Allow risky settings (widening the bus past what the host came up with, EXT_CSD
+    /// fields outside the allow-list, packed ioctl writes to a card whose EXT_CSD has none)
     #[arg(long)]
     pub force: bool,
     /// Print the expanded matrix and exit without touching the device

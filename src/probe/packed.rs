@@ -156,23 +156,16 @@ pub fn probe_packed(opts: &PackedProbeOptions) -> Result<PackedProbeReport> {
     Ok(report)
 }
 
-/// The entries to send: `--entries`, or the most the card allows; at least 2.
+/// The entries to send: `--entries`, or the most the card allows (8 when `--force`
+/// sends to a card without packed commands); at least 2.
 fn entry_count(opts: &PackedProbeOptions, access: &RawAccess, forced: bool) -> Result<usize> {
-    if forced {
-        // EXT_CSD gives no limit: the header's and one command's.
-        let room = (access.max_cmd_bytes - access.format.header_bytes()) / ENTRY_BYTES as usize;
-        let max = access.format.max_entries().min(room);
-        let n = opts.entries.unwrap_or(8).min(max);
-        if n < 2 {
-            bail!("--entries: a packed write needs at least 2 entries");
-        }
-        return Ok(n);
-    }
-    let wanted = match opts.entries {
-        Some(n) => Packed::Entries(n as u32),
-        None => Packed::Max,
+    let wanted = match (opts.entries, forced) {
+        (Some(n), _) => Packed::Entries(n.min(usize::from(u8::MAX)) as u32),
+        (None, true) => Packed::Entries(8),
+        (None, false) => Packed::Max,
     };
-    packed_entries(wanted, ENTRY_BYTES, access).map_err(|why| anyhow::anyhow!("--entries: {why}"))
+    packed_entries(wanted, ENTRY_BYTES, access, forced)
+        .map_err(|why| anyhow::anyhow!("--entries: {why}"))
 }
 
 /// One probe in progress: the region's old contents and what to put back.

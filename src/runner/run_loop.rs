@@ -90,6 +90,7 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         seed: session.seed,
         cancel: interrupts.stop.clone(),
         assume_cmd23_passthrough: opts.assume_cmd23_passthrough,
+        force: opts.force,
         ..EngineOptions::default()
     };
     for &w in &session.workloads {

@@ -49,6 +49,9 @@ pub struct EngineOptions {
     /// The user says the kernel passes a CMD23 on as the transfer's `mrq.sbc`
     /// (`--assume-cmd23-passthrough`): packed ioctl writes skip that check.
     pub assume_cmd23_passthrough: bool,
+    /// `--force`: packed ioctl writes go to a card whose EXT_CSD has none (to see what
+    /// it does with them; verify shows it).
+    pub force: bool,
 }
 
 impl Default for EngineOptions {
@@ -59,6 +62,7 @@ impl Default for EngineOptions {
             seed: 1,
             cancel: Arc::new(AtomicBool::new(false)),
             assume_cmd23_passthrough: false,
+            force: false,
         }
     }
 }
@@ -129,6 +133,7 @@ pub fn run_workload(
             true => Some(target.ioctl.access(target)?),
             false => None,
         },
+        force: opts.force,
         align: target.logical_block_bytes as usize,
         run_id: opts.run_id,
         barrier: Barrier::new(clones.len()),
@@ -173,6 +178,8 @@ fn open_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<File>> {
 struct Shared<'a> {
     /// The card, when a job uses the ioctl engine.
     mmc: Option<Arc<crate::device::raw_access::RawAccess>>,
+    /// [`EngineOptions::force`].
+    force: bool,
     /// I/O buffer alignment: the target's logical block size.
     align: usize,
     run_id: u64,
@@ -331,7 +338,7 @@ fn new_engine(plan: &ClonePlan, file: &File, shared: &Shared) -> Result<EngineIm
                 .mmc
                 .clone()
                 .ok_or_else(|| anyhow::anyhow!("the ioctl engine has no card"))?;
-            ioctl::IoctlEngine::new(access, job, job.pattern, seed)
+            ioctl::IoctlEngine::new(access, job, seed, shared.force)
                 .map(|e| EngineImpl::Ioctl(Box::new(e)))
         }
     }

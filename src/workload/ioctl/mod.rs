@@ -26,7 +26,7 @@ use super::clone_io::CloneIo;
 use super::measure::Recorder;
 use super::offsets::OffsetGen;
 use super::result::Direction;
-use super::spec::{JobSpec, Pattern};
+use super::spec::JobSpec;
 use crate::device::ioctl::read_ext_csd;
 use crate::device::mmc_io::{MmcIo, TransferError, WriteDone};
 use crate::device::packed::{write_header, Entry, PackedStatus};
@@ -52,12 +52,12 @@ impl IoctlEngine {
     pub fn new(
         access: Arc<RawAccess>,
         job: &JobSpec,
-        pattern: Pattern,
         seed: u64,
+        force: bool,
     ) -> Result<IoctlEngine> {
         let bs = job.bs as usize;
         let packed = if takes_packed(job) {
-            setup::packed_entries(job.packed.unwrap_or_default(), job.bs, &access)
+            setup::packed_entries(job.packed.unwrap_or_default(), job.bs, &access, force)
                 .map_err(|why| anyhow!("packed = {}: {why}", job.packed.unwrap_or_default()))?
         } else {
             0
@@ -69,7 +69,7 @@ impl IoctlEngine {
         };
         let mut write_buf = vec![0u8; header + packed.max(1) * bs];
         if job.rw.writes() {
-            fill_pattern(&mut write_buf[header..], pattern, seed);
+            fill_pattern(&mut write_buf[header..], job.pattern, seed);
         }
         Ok(IoctlEngine {
             access,

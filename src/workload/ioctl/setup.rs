@@ -65,13 +65,28 @@ impl CardCache {
 
 /// Writes per packed command for a job: 0 (unpacked) or 2 and more, within the card's
 /// MAX_PACKED_WRITES, the header's room and one command's data. `Err` is the reason.
-pub fn packed_entries(packed: Packed, bs: u64, access: &RawAccess) -> Result<usize, String> {
+/// `force` (`--force`) sends packed writes to a card whose EXT_CSD has none, to see what
+/// it does with them: only the header and the data limit it then.
+pub fn packed_entries(
+    packed: Packed,
+    bs: u64,
+    access: &RawAccess,
+    force: bool,
+) -> Result<usize, String> {
     let wanted = match packed {
         Packed::Off => return Ok(0),
         Packed::Entries(n) => Some(n as usize),
         Packed::Max => None,
     };
-    let card = access.max_packed_writes()?;
+    let card = match access.max_packed_writes() {
+        Ok(card) => card,
+        Err(_) if force => usize::from(u8::MAX),
+        Err(why) => {
+            return Err(format!(
+                "{why} (--force sends packed writes anyway, to see what the card does)"
+            ))
+        }
+    };
     let header = access.format.max_entries();
     let header_bytes = access.format.header_bytes() as u64;
     let room = (access.max_cmd_bytes as u64).saturating_sub(header_bytes) / bs;
@@ -92,6 +107,11 @@ pub fn packed_entries(packed: Packed, bs: u64, access: &RawAccess) -> Result<usi
     ];
     let (max, why) = limits.iter().min_by_key(|(n, _)| *n).expect("three limits");
     let n = wanted.unwrap_or(*max);
+    if n < 2 && wanted.is_some() {
+        return Err(format!(
+            "{n}: a packed command carries at least 2 writes (Linux packed no fewer)"
+        ));
+    }
     if n > *max || n < 2 {
         return Err(format!(
             "{} writes per packed command do not fit: {why}: use packed = {} or less (or \
@@ -133,7 +153,7 @@ pub fn check(
         }
         let packed = job.packed.unwrap_or_default();
         if takes_packed(job) && packed.is_on() {
-            packed_entries(packed, job.bs, &access)
+            packed_entries(packed, job.bs, &access, opts.force)
                 .map_err(|why| at(format!("packed = {packed}: {why}")))?;
             let verdict = target
                 .ioctl
@@ -186,28 +206,39 @@ mod tests {
     #[test]
     fn entries_follow_the_tightest_limit() {
         let card = access(8, 60, false);
-        assert_eq!(packed_entries(Packed::Off, 4096, &card), Ok(0));
-        assert_eq!(packed_entries(Packed::Entries(8), 4096, &card), Ok(8));
+        assert_eq!(packed_entries(Packed::Off, 4096, &card, false), Ok(0));
+        assert_eq!(
+            packed_entries(Packed::Entries(8), 4096, &card, false),
+            Ok(8)
+        );
         // 4 KiB writes: the card (60) is tighter than the header (63) and the data (127).
-        assert_eq!(packed_entries(Packed::Max, 4096, &card), Ok(60));
+        assert_eq!(packed_entries(Packed::Max, 4096, &card, false), Ok(60));
         // 64 KiB writes: 512 KiB hold the header and 7 of them.
-        assert_eq!(packed_entries(Packed::Max, 65536, &card), Ok(7));
-        let err = packed_entries(Packed::Entries(8), 65536, &card).unwrap_err();
+        assert_eq!(packed_entries(Packed::Max, 65536, &card, false), Ok(7));
+        let err = packed_entries(Packed::Entries(8), 65536, &card, false).unwrap_err();
         assert!(err.contains("packed = 7 or less"), "{err}");
         // A 4 KiB header leaves room for 127 4 KiB writes; the card allows 200.
         let large = access(8, 200, true);
-        assert_eq!(packed_entries(Packed::Max, 4096, &large), Ok(127));
+        assert_eq!(packed_entries(Packed::Max, 4096, &large, false), Ok(127));
         // 512 B writes: the header (63) is the limit.
         let many = access(8, 200, false);
-        let err = packed_entries(Packed::Entries(64), 512, &many).unwrap_err();
+        let err = packed_entries(Packed::Entries(64), 512, &many, false).unwrap_err();
         assert!(err.contains("names at most 63"), "{err}");
     }
 
     #[test]
+    fn force_leaves_the_header_and_the_data_limit() {
+        let none = access(3, 0, false);
+        assert_eq!(packed_entries(Packed::Entries(4), 4096, &none, true), Ok(4));
+        assert_eq!(packed_entries(Packed::Max, 4096, &none, true), Ok(63));
+    }
+
+    #[test]
     fn cards_without_packed_commands_say_so() {
-        let err = packed_entries(Packed::Entries(4), 4096, &access(3, 0, false)).unwrap_err();
+        let err =
+            packed_entries(Packed::Entries(4), 4096, &access(3, 0, false), false).unwrap_err();
         assert!(err.contains("EXT_CSD_REV 3"), "{err}");
-        let err = packed_entries(Packed::Max, 4096, &access(7, 0, false)).unwrap_err();
+        let err = packed_entries(Packed::Max, 4096, &access(7, 0, false), false).unwrap_err();
         assert!(err.contains("MAX_PACKED_WRITES 0"), "{err}");
     }
 }
