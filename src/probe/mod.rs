@@ -6,3 +6,4 @@
 //!   layer: does the card execute packed commands, and which entry failed if not.
 
 pub mod packed;
+pub mod packed_run;
