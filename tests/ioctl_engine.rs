@@ -265,13 +265,12 @@ fn check(run: &testbed::GuestRun) {
     assert_eq!(job_verify(&forced, "packed-forced"), (16, 16));
 }
 
-#[test]
-#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
-fn linux_7_ioctl_engine_and_packed_refusals() {
+/// Boots `kernel` with the eMMC on a `bus_width`-bit bus, runs [`script`], checks it.
+fn boot_and_check(label: &str, kernel: &str, bus_width: u8) {
     let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
-    let run = testbed::Guest::new("ioctl_engine_linux7")
-        .kernel("7")
-        .bus_width(8)
+    let run = testbed::Guest::new(label)
+        .kernel(kernel)
+        .bus_width(bus_width)
         .timeout(Duration::from_secs(400))
         .run(&script());
     check(&run);
@@ -279,15 +278,15 @@ fn linux_7_ioctl_engine_and_packed_refusals() {
 
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn linux_7_ioctl_engine_and_packed_refusals() {
+    boot_and_check("ioctl_engine_linux7", "7", 8);
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_6_12_ioctl_engine_and_packed_refusals() {
     // 6.12 polls CMD13 after ioctl writes too and has the pass-through (6.8+).
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
-    let run = testbed::Guest::new("ioctl_engine_linux612")
-        .kernel("6.12")
-        .bus_width(4)
-        .timeout(Duration::from_secs(400))
-        .run(&script());
-    check(&run);
+    boot_and_check("ioctl_engine_linux612", "6.12", 4);
 }
 
 /// `mmcab` with `args`: (exit status, stderr).

@@ -61,7 +61,7 @@ pub fn execute(args: &PackedArgs, out: &Arc<Output>) -> Result<ExitCode> {
     }
     Ok(if interrupts.stopped() {
         ExitCode::from(interrupts.exit_status())
-    } else if report.passed {
+    } else if report.outcome.passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_PROBE_FAILED)
@@ -90,27 +90,27 @@ pub fn render(r: &PackedProbeReport) -> String {
     );
     s += &format!(
         "  region      {} bytes at offset {} ({}-byte header; canary, entry, canary, ...)\n",
-        r.region_bytes, r.region_offset, r.header_bytes
+        r.outcome.region_bytes, r.region_offset, r.outcome.header_bytes
     );
     s += &format!(
         "  events      EXP_EVENTS_CTRL {:#04x}{}\n",
-        r.exp_events_ctrl,
-        if r.packed_event_enabled_by_mmcab {
+        r.outcome.exp_events_ctrl,
+        if r.outcome.packed_event_enabled_by_mmcab {
             ", PACKED_EVENT_EN set for the probe"
         } else {
             ""
         }
     );
     s += "sent\n";
-    for c in &r.commands {
+    for c in &r.outcome.commands {
         s += &format!("  {c}\n");
     }
     s += &format!(
         "  -> {}\n  card: {}\nread back (block layer, O_DIRECT)\n",
-        r.write_error.as_deref().unwrap_or("accepted"),
-        r.card_status_text
+        r.outcome.write_error.as_deref().unwrap_or("accepted"),
+        r.outcome.card_status_text
     );
-    for b in &r.blocks {
+    for b in &r.outcome.blocks {
         s += &format!(
             "  {:<9} {:>12}  {}\n",
             b.what,
@@ -121,8 +121,8 @@ pub fn render(r: &PackedProbeReport) -> String {
     s += &format!("restored: {}\n", r.restored.join(", "));
     s += &format!(
         "{}: {}\n",
-        if r.passed { "PASS" } else { "FAIL" },
-        r.verdict
+        if r.outcome.passed { "PASS" } else { "FAIL" },
+        r.outcome.verdict
     );
     s
 }

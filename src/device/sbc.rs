@@ -21,6 +21,7 @@
 
 use super::capabilities::kernel_version;
 use super::packed::CardFormat;
+use super::raw_access::RawAccess;
 use super::transfer;
 use super::{ioctl, MmcPaths};
 use serde::Serialize;
@@ -231,6 +232,18 @@ pub fn decide(
             }
         }
     }
+}
+
+/// [`decide`] for a card opened with [`RawAccess::open`].
+pub fn decide_for(access: &RawAccess, assume: bool) -> std::io::Result<SbcVerdict> {
+    let dev = File::open(&access.node)?;
+    Ok(decide(
+        &dev,
+        &access.paths,
+        access.format,
+        &access.kernel_release,
+        assume,
+    ))
 }
 
 #[cfg(test)]

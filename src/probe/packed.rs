@@ -19,8 +19,7 @@
 //! such register) and is put back. Refusals, before anything is written: see
 //! [`probe_packed`]; the steps: [`super::packed_run`].
 
-use super::packed_run::Run;
-use crate::device::packed::PackedStatus;
+use super::packed_run::{Outcome, Run};
 use crate::device::packed::EXT_CSD_MAX_PACKED_WRITES;
 use crate::device::raw_access::RawAccess;
 use crate::device::sbc::{self, SbcVerdict};
@@ -29,7 +28,7 @@ use crate::workload::ioctl::Packed;
 use crate::workload::Target;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
@@ -72,26 +71,13 @@ pub struct PackedProbeReport {
     /// Why EXT_CSD says no, when `--force` sent it anyway.
     pub card_refusal: Option<String>,
     pub addressing: String,
-    pub header_bytes: usize,
     pub sbc: SbcVerdict,
     pub region_offset: u64,
-    pub region_bytes: u64,
-    /// The commands sent, as the fixture writes them.
-    pub commands: Vec<String>,
-    /// EXP_EVENTS_CTRL as found; whether mmcab set PACKED_EVENT_EN for the probe.
-    pub exp_events_ctrl: u8,
-    pub packed_event_enabled_by_mmcab: bool,
-    /// The packed write's outcome: None when the card accepted it, else the error.
-    pub write_error: Option<String>,
-    /// The card's packed status registers after the write.
-    pub card_status: Option<PackedStatus>,
-    pub card_status_text: String,
-    pub blocks: Vec<BlockCheck>,
+    /// What the probe sent and saw.
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// Whether the region's old contents and EXP_EVENTS_CTRL were put back.
     pub restored: Vec<String>,
-    pub passed: bool,
-    /// One sentence: what the card did.
-    pub verdict: String,
 }
 
 /// Runs the probe. Refused before any write, each with the reason and what to do: a
@@ -112,14 +98,7 @@ pub fn probe_packed(opts: &PackedProbeOptions) -> Result<PackedProbeReport> {
     let target = Target::open(&opts.device, opts.allow_write)?;
     target.check_write("mmcab probe packed (one packed write, the region put back after)")?;
     access.check_writable()?;
-    let dev = File::open(&opts.device)?;
-    let sbc = sbc::decide(
-        &dev,
-        &access.paths,
-        access.format,
-        &access.kernel_release,
-        opts.assume_cmd23_passthrough,
-    );
+    let sbc = sbc::decide_for(&access, opts.assume_cmd23_passthrough)?;
     if let Some(refusal) = sbc.refusal() {
         bail!("{}: {refusal}", opts.device.display());
     }
@@ -143,7 +122,7 @@ pub fn probe_packed(opts: &PackedProbeOptions) -> Result<PackedProbeReport> {
     let mut run = Run::new(&access, &io, opts.offset, entries);
     let outcome = run.probe();
     let restored = run.restore();
-    let o = outcome?;
+    let outcome = outcome?;
     Ok(PackedProbeReport {
         device: access.node.clone(),
         kernel_release: access.kernel_release.clone(),
@@ -154,20 +133,10 @@ pub fn probe_packed(opts: &PackedProbeOptions) -> Result<PackedProbeReport> {
             "{:?} ({})",
             access.format.addressing, access.addressing_source
         ),
-        header_bytes: o.header_bytes,
         sbc,
         region_offset: opts.offset,
-        region_bytes: o.region_bytes,
-        commands: o.commands,
-        exp_events_ctrl: o.exp_events_ctrl,
-        packed_event_enabled_by_mmcab: o.packed_event_enabled_by_mmcab,
-        write_error: o.write_error,
-        card_status: o.card_status,
-        card_status_text: o.card_status_text,
-        blocks: o.blocks,
+        outcome,
         restored: restored?,
-        passed: o.passed,
-        verdict: o.verdict,
     })
 }
 

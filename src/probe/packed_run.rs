@@ -13,6 +13,7 @@ use crate::device::transfer;
 use crate::workload::buffer::{check_block, fill_pattern, stamp_block, AlignedBuf};
 use crate::workload::spec::Pattern;
 use anyhow::{bail, Context, Result};
+use serde::Serialize;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
@@ -20,18 +21,24 @@ use std::os::unix::fs::FileExt;
 const PROBE_ID: u64 = 0x6d6d_6361_6270_6b31; // "mmcabpk1"
 const CANARY_ID: u64 = 0x6d6d_6361_6263_6e79; // "mmcabcny"
 
-/// What the probe saw (the report adds what it knew before).
+/// What the probe sent and saw (the report adds what was known before).
+#[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     pub header_bytes: usize,
     pub region_bytes: u64,
+    /// The commands sent, as the fixture writes them.
     pub commands: Vec<String>,
+    /// EXP_EVENTS_CTRL as found; whether mmcab set PACKED_EVENT_EN for the probe.
     pub exp_events_ctrl: u8,
     pub packed_event_enabled_by_mmcab: bool,
+    /// The packed write's outcome: None when the card accepted it, else the error.
     pub write_error: Option<String>,
+    /// The card's packed status registers after the write.
     pub card_status: Option<PackedStatus>,
     pub card_status_text: String,
     pub blocks: Vec<BlockCheck>,
     pub passed: bool,
+    /// One sentence: what the card did.
     pub verdict: String,
 }
 

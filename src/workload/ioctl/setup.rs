@@ -12,7 +12,6 @@ use crate::workload::spec::Engine;
 use crate::workload::target::{Target, TargetKind};
 use crate::workload::EngineOptions;
 use anyhow::{anyhow, bail, Result};
-use std::fs::File;
 use std::sync::{Arc, OnceLock};
 
 /// What the ioctl engine found out about a target, once.
@@ -51,14 +50,7 @@ impl CardCache {
         if let Some(verdict) = self.sbc.get() {
             return Ok(verdict);
         }
-        let dev = File::open(&access.node)?;
-        let verdict = sbc::decide(
-            &dev,
-            &access.paths,
-            access.format,
-            &access.kernel_release,
-            assume,
-        );
+        let verdict = sbc::decide_for(access, assume)?;
         Ok(self.sbc.get_or_init(|| verdict))
     }
 }
