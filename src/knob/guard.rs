@@ -120,13 +120,31 @@ impl KnobGuard {
         (self.report)(GuardEvent::ByHand {
             commands: &commands,
         });
-        let names: Vec<_> = failed.into_iter().map(|(name, _)| name).collect();
-        anyhow::bail!(
+        Err(KnobsNotRestored {
+            knobs: failed.into_iter().map(|(name, _)| name).collect(),
+        }
+        .into())
+    }
+}
+
+/// Some knobs could not be put back; the commands to finish by hand were reported
+/// ([`GuardEvent::ByHand`]). Downcast to recognise it.
+#[derive(Debug)]
+pub struct KnobsNotRestored {
+    pub knobs: Vec<String>,
+}
+
+impl std::fmt::Display for KnobsNotRestored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
             "could not restore knob(s) {}: run the commands printed above",
-            names.join(", ")
+            self.knobs.join(", ")
         )
     }
 }
+
+impl std::error::Error for KnobsNotRestored {}
 
 impl Drop for KnobGuard {
     fn drop(&mut self) {

@@ -55,6 +55,14 @@ pub enum Event<'a> {
         total: u32,
         dir: Option<&'a Path>,
     },
+    /// The runs ended with an error, returned next: `done` of `total` runs finished
+    /// and, when recording, are in `dir` (a complete matrix is marked finished there).
+    Failed {
+        mode: Mode,
+        done: u32,
+        total: u32,
+        dir: Option<&'a Path>,
+    },
     /// Something the user should know that does not stop the run.
     Warning(String),
     /// A torn last line (`bytes` long) was cut off `path` when resuming.
