@@ -61,15 +61,17 @@ impl Events for Output {
                 done,
                 total,
                 dir,
-            } => self.line(&stopped_line(mode, done, total, dir)),
+                allow_write,
+            } => self.line(&stopped_line(mode, done, total, dir, allow_write)),
             Event::Failed {
                 mode,
                 done,
                 total,
                 dir,
+                allow_write,
             } => {
                 self.finish_progress();
-                self.line(&failed_line(mode, done, total, dir));
+                self.line(&failed_line(mode, done, total, dir, allow_write));
             }
             Event::Warning(text) => self.warn(&text),
             Event::TornLine { path, bytes } => self.line(&format!(
@@ -155,13 +157,28 @@ fn verify_lines(run: &RunInfo, result: &WorkloadResult) -> Vec<String> {
     lines
 }
 
-fn stopped_line(mode: Mode, done: u32, total: u32, dir: Option<&Path>) -> String {
+/// The command that finishes an interrupted run (`--allow-write` again if it had it).
+fn resume_command(dir: &Path, allow_write: bool) -> String {
+    format!(
+        "mmcab run --resume {}{}",
+        dir.display(),
+        if allow_write { " --allow-write" } else { "" }
+    )
+}
+
+fn stopped_line(
+    mode: Mode,
+    done: u32,
+    total: u32,
+    dir: Option<&Path>,
+    allow_write: bool,
+) -> String {
     match (mode, dir) {
         (Mode::Recorded, Some(dir)) => format!(
             "mmcab: cancelled after {done} of {total} runs; finished runs are in {}. Finish \
-             with: mmcab run --resume {}",
+             with: {}",
             dir.join(crate::record::RUNS_CSV).display(),
-            dir.display()
+            resume_command(dir, allow_write)
         ),
         _ => format!(
             "mmcab: cancelled after {done} of {total} workload(s); the results of the finished \
@@ -171,7 +188,7 @@ fn stopped_line(mode: Mode, done: u32, total: u32, dir: Option<&Path>) -> String
 }
 
 /// Where the runs stand after an error (the error itself is the last line).
-fn failed_line(mode: Mode, done: u32, total: u32, dir: Option<&Path>) -> String {
+fn failed_line(mode: Mode, done: u32, total: u32, dir: Option<&Path>, allow_write: bool) -> String {
     match (mode, dir) {
         (Mode::Recorded, Some(dir)) if done == total => format!(
             "mmcab: all {total} runs finished and are recorded in {} (mmcab report {})",
@@ -180,9 +197,9 @@ fn failed_line(mode: Mode, done: u32, total: u32, dir: Option<&Path>) -> String 
         ),
         (Mode::Recorded, Some(dir)) => format!(
             "mmcab: stopped after {done} of {total} runs; the finished runs are in {}. Once the \
-             device is healthy again, finish with: mmcab run --resume {}",
+             device is healthy again, finish with: {}",
             dir.join(crate::record::RUNS_CSV).display(),
-            dir.display()
+            resume_command(dir, allow_write)
         ),
         _ => format!(
             "mmcab: stopped after {done} of {total} workload(s) (nothing is recorded without a \

@@ -153,7 +153,6 @@ impl HostCaps {
         let control = shell_quote(&self.power_control.to_string_lossy());
         let delay_s = self.autosuspend_delay().as_secs() + 1;
         vec![
-            self.bind_command(),
             format!(
                 "echo 0x{caps:08x} > {}",
                 shell_quote(&self.caps.to_string_lossy())
@@ -342,6 +341,13 @@ impl Knob for BusWidthKnob {
         self.verify(&width.to_string())
     }
 
+    fn restore_preconditions(&self) -> Vec<String> {
+        match self.original {
+            Some(_) => vec![self.host.bind_command()],
+            None => Vec::new(),
+        }
+    }
+
     fn restore_commands(&self) -> Vec<String> {
         let Some((caps, _, control)) = &self.original else {
             return Vec::new();
@@ -421,22 +427,23 @@ mod tests {
         knob.snapshot().unwrap();
         assert_eq!(knob.original().as_deref(), Some("8"));
         let commands = knob.restore_commands();
+        let first = knob.restore_preconditions();
         assert!(
-            commands[0].starts_with("test -e ")
-                && commands[0].ends_with(
+            first[0].starts_with("test -e ")
+                && first[0].ends_with(
                     "/sys/bus/mmc/devices/mmc0:0001/driver || echo mmc0:0001 > \
-                 /sys/bus/mmc/drivers/mmcblk/bind"
+                     /sys/bus/mmc/drivers/mmcblk/bind"
                 ),
-            "{commands:?}"
+            "{first:?}"
         );
         assert!(
-            commands[1].starts_with("echo 0x400001cf > "),
+            commands[0].starts_with("echo 0x400001cf > "),
             "{commands:?}"
         );
-        assert!(commands[2].starts_with("echo auto > "));
-        assert!(commands[3].starts_with("sleep "));
-        assert!(commands[4].starts_with("echo on > "));
-        assert!(commands[5].starts_with("echo 0x4000014f > "));
+        assert!(commands[1].starts_with("echo auto > "));
+        assert!(commands[2].starts_with("sleep "));
+        assert!(commands[3].starts_with("echo on > "));
+        assert!(commands[4].starts_with("echo 0x4000014f > "));
         // Nothing changed: restore writes power/control back and verifies, no re-init.
         knob.restore().unwrap();
     }

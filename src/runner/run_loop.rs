@@ -159,6 +159,7 @@ impl Loop<'_> {
                 done: self.done,
                 total: session.matrix.len(),
                 dir: self.recording.as_ref().map(|r| r.dir()),
+                allow_write: self.target.allow_write,
             });
         }
         if looped.is_err() || (restored.is_err() && !stopped) {
@@ -201,6 +202,7 @@ impl Loop<'_> {
             done: self.done,
             total,
             dir: dir.as_deref(),
+            allow_write: self.target.allow_write,
         });
         let err = match (looped, restored) {
             (Err(err), Ok(())) => err,
