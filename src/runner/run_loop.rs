@@ -140,11 +140,26 @@ impl Loop<'_> {
             dir: self.recording.as_ref().map(|r| r.dir()),
         });
         for slot in session.pending() {
-            if self.interrupts.stopped() || !self.one(guard, slot)? {
+            if self.interrupts.stopped() || !self.one(guard, slot).map_err(|e| self.explain(e))? {
                 break;
             }
         }
         Ok(())
+    }
+
+    /// A run failed: when the target is gone (the card removed, a driver unbound), say
+    /// so first, whatever failed (an I/O error carries it in its own line).
+    fn explain(&self, err: anyhow::Error) -> anyhow::Error {
+        if err
+            .downcast_ref::<IoFailure>()
+            .is_some_and(|f| f.note.is_some())
+        {
+            return err;
+        }
+        match self.target.vanished() {
+            Some(note) => err.context(note),
+            None => err,
+        }
     }
 
     /// After the loop and the restore: say where a stopped or failed run stands, return

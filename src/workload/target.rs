@@ -174,20 +174,36 @@ impl Target {
 
     /// For a block device that is gone since it was opened (the card was removed, its
     /// driver or host driver unbound): what shows it. I/O on the open descriptor then
-    /// fails with whatever errno the kernel picks for a deleted disk (ENOSPC past the
-    /// zeroed capacity on Linux 7.2, see docs/kernel-facts.md), so the errno alone would
-    /// mislead.
+    /// fails with whatever errno the kernel picks for a disk being deleted (ENOSPC past
+    /// the capacity it sets to 0 first, on Linux 7.2, see docs/kernel-facts.md), so the
+    /// errno alone would mislead. A disk whose capacity has dropped to 0 is given up to
+    /// 2 s to leave /sys/dev/block.
     pub fn vanished(&self) -> Option<String> {
         let devno = self.devno.as_ref()?;
         let sys = Path::new("/sys/dev/block").join(devno);
-        if sys.exists() {
-            return None;
+        let gone = || {
+            Some(format!(
+                "{} is gone (no {}): the card was removed or its driver unbound",
+                self.path.display(),
+                sys.display()
+            ))
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        loop {
+            match read_trimmed(sys.join("size")) {
+                Err(_) if !sys.exists() => return gone(),
+                Ok(sectors) if sectors == "0" => {}
+                _ => return None,
+            }
+            if std::time::Instant::now() >= deadline {
+                return Some(format!(
+                    "{} has no capacity left ({} is 0): the disk is being removed",
+                    self.path.display(),
+                    sys.join("size").display()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        Some(format!(
-            "{} is gone (no {}): the card was removed or its driver unbound",
-            self.path.display(),
-            sys.display()
-        ))
     }
 
     /// The file one job clone works on (for block devices: the device itself).
