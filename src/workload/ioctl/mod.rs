@@ -23,11 +23,12 @@ pub use setup::CardCache;
 
 use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
+use super::io_error::IoFailure;
 use super::measure::Recorder;
 use super::offsets::OffsetGen;
 use super::result::Direction;
 use super::spec::JobSpec;
-use crate::device::ioctl::read_ext_csd;
+use crate::device::ioctl::{read_ext_csd, MmcIoctlError};
 use crate::device::mmc_io::{MmcIo, TransferError, WriteDone};
 use crate::device::packed::{write_header, Entry, PackedStatus};
 use crate::device::raw_access::RawAccess;
@@ -69,7 +70,11 @@ impl IoctlEngine {
         };
         let mut write_buf = vec![0u8; header + packed.max(1) * bs];
         if job.rw.writes() {
-            fill_pattern(&mut write_buf[header..], job.pattern, seed);
+            // Every slot carries the block the other engines write (verify compares a
+            // bad block with it).
+            for slot in write_buf[header..].chunks_mut(bs) {
+                fill_pattern(slot, job.pattern, seed);
+            }
         }
         Ok(IoctlEngine {
             access,
@@ -229,13 +234,13 @@ impl IoctlEngine {
         }
         let status = PackedStatus::from_ext_csd(&read_ext_csd(&io.file)?);
         if status.failed() {
-            return Err(anyhow!(
-                "job '{}': packed write of {} entries from offset {first} on {}: {}",
-                io.name,
+            let len = (self.batch.len() * self.bs) as u64;
+            let failure = io_failure(io, Direction::Write, first, len, None);
+            return Err(failure.context(format!(
+                "packed write of {} entries: {}",
                 self.batch.len(),
-                io.path.display(),
                 status.describe()
-            ));
+            )));
         }
         Ok(())
     }
@@ -246,21 +251,35 @@ impl IoctlEngine {
         let registers = read_ext_csd(&io.file)
             .map(|raw| PackedStatus::from_ext_csd(&raw).describe())
             .unwrap_or_else(|err| format!("EXT_CSD unreadable afterwards: {err}"));
-        anyhow!(
-            "job '{}': packed write of {} entries from offset {first} on {} failed: {e}; {registers}",
-            io.name,
-            self.batch.len(),
-            io.path.display()
-        )
+        let len = (self.batch.len() * self.bs) as u64;
+        io_failure(io, Direction::Write, first, len, Some(&e)).context(format!("{e}; {registers}"))
     }
 }
 
+/// A transfer that failed, as the runner knows failed I/O ([`IoFailure`]: exit status 4,
+/// and a note when the card is gone), with what the ioctl or the card said first.
 fn failed(io: &CloneIo<'_>, dir: Direction, offset: u64, e: TransferError) -> anyhow::Error {
-    anyhow::Error::new(e).context(format!(
-        "job '{}': {} of {} bytes at offset {offset} on {} through the MMC ioctl failed",
-        io.name,
-        dir.as_str(),
-        io.bs,
-        io.path.display()
-    ))
+    io_failure(io, dir, offset, io.bs, Some(&e)).context(e.to_string())
+}
+
+/// The errno of the ioctl when it failed with one; EIO when the card reported the error
+/// (status bits, a packed failure, busy for too long).
+fn io_failure(
+    io: &CloneIo<'_>,
+    dir: Direction,
+    offset: u64,
+    len: u64,
+    e: Option<&TransferError>,
+) -> anyhow::Error {
+    let errno = match e {
+        Some(TransferError::Ioctl {
+            source: MmcIoctlError::Command { source, .. },
+            ..
+        }) => source.raw_os_error(),
+        _ => None,
+    };
+    let errno = std::io::Error::from_raw_os_error(errno.unwrap_or(libc::EIO));
+    IoFailure::new(dir.into(), Some(offset), len, io.path, io.name)
+        .errno(&errno)
+        .into()
 }
