@@ -14,6 +14,7 @@ pub mod cli;
 pub mod device;
 pub mod knob;
 pub mod plan;
+pub mod probe;
 pub mod record;
 pub mod report;
 pub mod runner;

@@ -78,13 +78,17 @@ pub struct RunArgs {
     /// Divide every job's size by this factor (for small or slow devices, e.g. 16)
     #[arg(long)]
     pub scale_down: Option<u32>,
-    /// Allow risky knob settings (widening the bus past what the host came up with,
-    /// EXT_CSD fields outside the allow-list)
+    /// Allow risky settings (widening the bus past what the host came up with, EXT_CSD
+    /// fields outside the allow-list, packed ioctl writes to a card whose EXT_CSD has none)
     #[arg(long)]
     pub force: bool,
     /// Print the expanded matrix and exit without touching the device
     #[arg(long)]
     pub dry_run: bool,
+    /// Packed ioctl writes: take it that this kernel sends a user CMD23 as the write's
+    /// SET_BLOCK_COUNT (commit 4d0c8d0aef63) when mmcab cannot check it
+    #[arg(long)]
+    pub assume_cmd23_passthrough: bool,
     /// Print results as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -111,6 +115,7 @@ impl From<&RunArgs> for RunOptions {
             scale_down: args.scale_down,
             force: args.force,
             dry_run: args.dry_run,
+            assume_cmd23_passthrough: args.assume_cmd23_passthrough,
         }
     }
 }

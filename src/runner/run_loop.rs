@@ -90,10 +90,24 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         scale_down: session.scale_down.unwrap_or(1),
         seed: session.seed,
         cancel: interrupts.stop.clone(),
+        assume_cmd23_passthrough: opts.assume_cmd23_passthrough,
+        force: opts.force,
         ..EngineOptions::default()
     };
     for &w in &session.workloads {
-        check_workload(&session.plan.workload[w], &target, &engine)?;
+        // Each config that changes a workload (`packed`) is checked as it will run.
+        let mut seen = Vec::new();
+        for config in &session.configs {
+            if seen.contains(&config.packed) {
+                continue;
+            }
+            seen.push(config.packed);
+            let spec = config.workload(&session.plan.workload[w]);
+            check_workload(&spec, &target, &engine).map_err(|e| match config.packed {
+                Some(packed) => e.context(format!("config {} (packed = {packed})", config.name)),
+                None => e,
+            })?;
+        }
     }
     Ok(Prepared {
         observer,
@@ -238,7 +252,7 @@ impl Loop<'_> {
     fn one(&mut self, guard: &mut KnobGuard, slot: Slot) -> Result<bool> {
         let session = self.session;
         let config = &session.configs[slot.config];
-        let spec = session.spec(&slot);
+        let spec = session.spec_for(&slot);
         let run = RunInfo {
             mode: session.mode,
             slot,
@@ -261,11 +275,11 @@ impl Loop<'_> {
             .with_context(|| what.clone())?;
         if let Some(recording) = &mut self.recording {
             recording.observe_config(slot.config, self.observer)?;
-            self.drop_caches_for(spec);
+            self.drop_caches_for(&spec);
         }
         self.events.event(Event::RunStarting { run });
         let before = knobs::evidence(guard);
-        let result = match run_workload(spec, self.target, self.engine) {
+        let result = match run_workload(&spec, self.target, self.engine) {
             Ok(result) => result,
             Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
                 return Ok(false)
