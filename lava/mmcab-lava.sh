@@ -64,7 +64,7 @@ check mmcab-info info
 check mmcab-run "$MMCAB" run "$PLAN" --device "$DEVICE" --allow-write --out "$RESULTS" $RUN_ARGS ||
     exit 0
 
-# 4. Every metric as a test case, and the gate (exit 4 = regression, 5 = inconclusive).
+# 4. Every metric as a test case, and the gate (exit 6 = regression, 7 = inconclusive).
 if [ -n "$BASELINE_DIR" ] && [ "$SAVE_BASELINE" = true ]; then
     check mmcab-save-baseline "$MMCAB" compare --baseline "$BASELINE_DIR" --save-baseline "$RESULTS"
     # shellcheck disable=SC2086

@@ -15,6 +15,7 @@ pub mod device;
 pub mod export;
 pub mod knob;
 pub mod plan;
+pub mod probe;
 pub mod record;
 pub mod report;
 pub mod runner;

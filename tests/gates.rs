@@ -63,11 +63,11 @@ fn compare_exit_codes_for_slower_faster_and_no_change() {
     results::scale_throughput(&slower, 0.5);
     results::scale_throughput(&faster, 2.0);
     let cases = [
-        (&slower, "slower", 4),
+        (&slower, "slower", 6),
         (&faster, "slower", 0),
         (&same, "slower", 0),
-        (&faster, "faster", 4),
-        (&slower, "changed", 4),
+        (&faster, "faster", 6),
+        (&slower, "changed", 6),
         (&same, "changed", 0),
     ];
     for (dir, fail_if, want) in cases {
@@ -80,7 +80,7 @@ fn compare_exit_codes_for_slower_faster_and_no_change() {
             describe(&out)
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let verdict = if want == 4 { "FAIL" } else { "PASS" };
+        let verdict = if want == 6 { "FAIL" } else { "PASS" };
         assert!(
             stdout.contains(&format!("at 95% confidence: {verdict}")),
             "{stdout}"
@@ -110,7 +110,7 @@ fn threshold_lets_small_slowdowns_through() {
         ]))
     };
     // 50% slower, and the noisy fixture (CV ~30%) puts the CI's near end at ~-25%.
-    assert_eq!(gate("3%"), 4);
+    assert_eq!(gate("3%"), 6);
     assert_eq!(gate("60%"), 0);
     let out = mmcab(&["compare", path(&base), path(&slower), "--threshold", "3%"]);
     assert_eq!(
@@ -135,7 +135,7 @@ fn too_few_runs_are_inconclusive_unless_allowed() {
     results::scale_throughput(&new, 0.5);
     let args = ["compare", path(&base), path(&new), "--fail-if", "slower"];
     let out = mmcab(&args);
-    assert_eq!(code(&out), 5, "{}", describe(&out));
+    assert_eq!(code(&out), 7, "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("INCONCLUSIVE"));
     let out = mmcab(&[&args[..], &["--allow-inconclusive"]].concat());
     assert_eq!(code(&out), 0, "{}", describe(&out));
@@ -147,7 +147,7 @@ fn report_gate_and_json_schema() {
     let dir = copy(tmp.path(), "r");
     // The fixture's max-sectors-16k writes are significantly slower than 512k.
     let out = mmcab(&["report", path(&dir), "--fail-if", "slower", "--json"]);
-    assert_eq!(code(&out), 4, "{}", describe(&out));
+    assert_eq!(code(&out), 6, "{}", describe(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(json["schema"], 1);
     assert_eq!(json["command"], "report");
@@ -189,7 +189,7 @@ fn baseline_store_per_device_identity() {
     let out = with_store(&["--save-baseline", path(&base)]);
     assert_eq!(code(&out), 0, "{}", describe(&out));
     let out = with_store(&[path(&slower), "--fail-if", "slower", "--json"]);
-    assert_eq!(code(&out), 4, "{}", describe(&out));
+    assert_eq!(code(&out), 6, "{}", describe(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["command"], "compare");
     let report_dir = json["report_dir"].as_str().unwrap();

@@ -95,7 +95,7 @@ fn report_signals_cover_every_metric_and_the_gate() {
     ]);
     assert_eq!(
         out.status.code(),
-        Some(4),
+        Some(6),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -9,11 +9,12 @@ use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 
-/// Exit status when a gate failed: a significant change of the kind `--fail-if` names.
-pub const EXIT_GATE_FAILED: u8 = 4;
+/// Exit status when a gate failed: a significant change of the kind `--fail-if` names
+/// (after `mmcab run`'s 3, 4 and 5, so one number means one thing across commands).
+pub const EXIT_GATE_FAILED: u8 = 6;
 /// Exit status when a gate could not decide (no confidence interval for some check) and
 /// `--allow-inconclusive` was not given.
-pub const EXIT_GATE_INCONCLUSIVE: u8 = 5;
+pub const EXIT_GATE_INCONCLUSIVE: u8 = 7;
 /// Version of the JSON document `report --json` and `compare --json` print.
 pub const REPORT_JSON_SCHEMA: u32 = 1;
 
@@ -59,7 +60,7 @@ impl OutputArgs {
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
-    /// Regression gate: exit 4 when a headline metric of a compared config is
+    /// Regression gate: exit 6 when a headline metric of a compared config is
     /// significantly (95% CI) slower/faster/either than its baseline
     #[arg(long, value_enum)]
     pub fail_if: Option<FailIfArg>,
@@ -67,7 +68,7 @@ pub struct GateArgs {
     /// 95% confidence": fail only when the whole CI lies beyond it)
     #[arg(long, requires = "fail_if", value_parser = parse_threshold)]
     pub threshold: Option<f64>,
-    /// With --fail-if: exit 0 instead of 5 when some check has no confidence interval
+    /// With --fail-if: exit 0 instead of 7 when some check has no confidence interval
     /// (too few runs or boots on a side)
     #[arg(long, requires = "fail_if")]
     pub allow_inconclusive: bool,

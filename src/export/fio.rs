@@ -7,6 +7,8 @@
 //!   first job carries `stonewall` (wait for the previous workload, start a new group),
 //!   and `group_reporting` sums the group like mmcab's `all` row;
 //! - `engine = "sync"` is fio's `psync` (pread/pwrite), `io_uring` is `io_uring`;
+//!   `ioctl` (raw commands through the MMC ioctl) and `packed` have no fio equivalent:
+//!   psync through the block layer, and a comment saying so;
 //! - random jobs get `norandommap`: mmcab's random offsets are uniform and may repeat,
 //!   fio's random map would visit every block once;
 //! - `rw = "iozone-random"` (every record once in a fixed shuffle, a read pass then a
@@ -136,6 +138,18 @@ fn write_job(out: &mut String, name: &str, job: &JobSpec, first: bool, rw_overri
     for (key, value) in fio_keys(job, rw_override) {
         let _ = writeln!(out, "{key}={value}");
     }
+    if job.engine == Engine::Ioctl {
+        out.push_str(
+            "; mmcab engine = \"ioctl\" (CMD23 + CMD18/CMD25 through the MMC ioctl, past the\n\
+             ; block layer) has no fio engine: psync through the block layer is the nearest\n",
+        );
+    }
+    if let Some(packed) = job.packed.filter(|p| p.is_on()) {
+        let _ = writeln!(
+            out,
+            "; mmcab packed = {packed}: packed commands have no fio equivalent"
+        );
+    }
     if job.verify {
         out.push_str(
             "; mmcab verify: a header (offset, run id, sequence) and a CRC32 in every block;\n\
@@ -155,7 +169,7 @@ fn fio_keys(job: &JobSpec, rw_override: Option<&str>) -> Vec<(&'static str, Stri
         Rw::RandRw | Rw::IozoneRandom => "randrw",
     });
     let engine = match job.engine {
-        Engine::Sync => "psync",
+        Engine::Sync | Engine::Ioctl => "psync",
         Engine::IoUring => "io_uring",
     };
     let random_offsets = job.rw.is_random() && job.rw != Rw::IozoneRandom;

@@ -60,6 +60,8 @@ pub struct RunOptions {
     pub force: bool,
     /// Only work out the matrix; touch no device.
     pub dry_run: bool,
+    /// Take the kernel's CMD23 pass-through for granted (packed ioctl writes).
+    pub assume_cmd23_passthrough: bool,
 }
 
 impl RunOptions {
