@@ -103,24 +103,27 @@ pub fn require_setup() {
 /// process with `testbed/build-armv7 --profile testbed` (seconds when warm).
 pub fn mmcab_armv7() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY
-        .get_or_init(|| match std::env::var_os("MMCAB_TESTBED_MMCAB") {
-            Some(p) => PathBuf::from(p),
-            None => build_static("testbed/build-armv7"),
-        })
-        .clone()
+    guest_binary(&BINARY, "MMCAB_TESTBED_MMCAB", "testbed/build-armv7")
 }
 
 /// The aarch64 mmcab the arm64 guest runs: `$MMCAB_TESTBED_MMCAB_ARM64`, else built once
 /// per test process with `testbed/build-aarch64 --profile testbed`.
 pub fn mmcab_aarch64() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY
-        .get_or_init(|| match std::env::var_os("MMCAB_TESTBED_MMCAB_ARM64") {
-            Some(p) => PathBuf::from(p),
-            None => build_static("testbed/build-aarch64"),
-        })
-        .clone()
+    guest_binary(
+        &BINARY,
+        "MMCAB_TESTBED_MMCAB_ARM64",
+        "testbed/build-aarch64",
+    )
+}
+
+/// The binary named by `env`, else the one `script` builds, once per `cell`.
+fn guest_binary(cell: &OnceLock<PathBuf>, env: &str, script: &str) -> PathBuf {
+    cell.get_or_init(|| match std::env::var_os(env) {
+        Some(p) => PathBuf::from(p),
+        None => build_static(script),
+    })
+    .clone()
 }
 
 /// Runs a build script of testbed/ with the testbed profile; the binary's path.
