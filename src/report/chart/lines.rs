@@ -288,6 +288,25 @@ pub fn axis_value(v: f64) -> String {
     }
 }
 
+/// Linear ticks at multiples of 1, 2 or 5 x 10^k from `lo` to `hi`, at most `max` of
+/// them (what plotters draws for a linear axis asked for `max` labels, near enough to
+/// size the label area by).
+pub fn nice_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+    if hi <= lo || !lo.is_finite() || !hi.is_finite() || max < 2 {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / (max - 1) as f64;
+    let decade = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * decade)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * decade);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
 fn size_label(bytes: f64) -> String {
     let b = bytes.round() as u64;
     if b >= 1 << 20 && b % (1 << 20) == 0 {
@@ -299,39 +318,77 @@ fn size_label(bytes: f64) -> String {
     }
 }
 
-/// Ticks for a log axis over `lo..hi`: 1-2-5 per decade, or every 1..9 x 10^k when the
-/// range is too narrow for three 1-2-5 ticks, or four values rounded to two significant
-/// digits when it is narrower still.
-fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let pick = |mantissas: &[f64]| -> Vec<f64> {
+/// Width of the y label area of line charts.
+const Y_LABEL_PX: u32 = 70;
+
+/// Pixels per character of a 13 px tick label, and the gap kept between two labels.
+const TICK_CHAR_PX: f64 = 7.5;
+const TICK_GAP_PX: f64 = 10.0;
+
+/// Ticks for a log axis over `lo..hi` drawn `width_px` wide: 1-2-5 per decade, or every
+/// 1..9 x 10^k when the range is too narrow for three 1-2-5 ticks, or four values rounded
+/// to two significant digits when it is narrower still; then thinned so that no two
+/// labels touch (powers of ten kept first, then 5s, then 2s, then the rest).
+fn log_ticks(lo: f64, hi: f64, width_px: f64) -> Vec<f64> {
+    let pick = |mantissas: &[f64]| -> Vec<(f64, u8)> {
         let mut out = Vec::new();
         let mut decade = 10f64.powf(lo.log10().floor());
         while decade <= hi {
             for m in mantissas {
                 let v = m * decade;
                 if v >= lo && v <= hi {
-                    out.push(v);
+                    let rank = match *m as u32 {
+                        1 => 0,
+                        5 => 1,
+                        2 => 2,
+                        _ => 3,
+                    };
+                    out.push((v, rank));
                 }
             }
             decade *= 10.0;
         }
         out
     };
-    let coarse = pick(&[1.0, 2.0, 5.0]);
-    if coarse.len() >= 3 {
-        return coarse;
+    let mut candidates = pick(&[1.0, 2.0, 5.0]);
+    if candidates.len() < 3 {
+        candidates = pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
     }
-    let fine = pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
-    if fine.len() >= 3 {
-        return fine;
+    if candidates.len() < 3 {
+        candidates = (1..=4)
+            .map(|i| {
+                let v = lo * (hi / lo).powf(f64::from(i) / 5.0);
+                let unit = 10f64.powf(v.log10().floor() - 1.0);
+                ((v / unit).round() * unit, 3)
+            })
+            .collect();
     }
-    (1..=4)
-        .map(|i| {
-            let v = lo * (hi / lo).powf(f64::from(i) / 5.0);
-            let unit = 10f64.powf(v.log10().floor() - 1.0);
-            (v / unit).round() * unit
-        })
-        .collect()
+    thin_ticks(candidates, lo, hi, width_px)
+}
+
+/// Keeps the ticks whose labels (as [`axis_value`] prints them) do not overlap a label
+/// already kept, best rank first; returns them in increasing order.
+fn thin_ticks(mut candidates: Vec<(f64, u8)>, lo: f64, hi: f64, width_px: f64) -> Vec<f64> {
+    let span = (hi / lo).ln();
+    let extent = |v: f64| {
+        let x = (v / lo).ln() / span * width_px;
+        let half = axis_value(v).len() as f64 * TICK_CHAR_PX / 2.0;
+        (x - half, x + half)
+    };
+    candidates.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.total_cmp(&b.0)));
+    let mut kept: Vec<(f64, (f64, f64))> = Vec::new();
+    for (v, _) in candidates {
+        let (l, r) = extent(v);
+        let clear = kept
+            .iter()
+            .all(|(_, (kl, kr))| r + TICK_GAP_PX <= *kl || *kr + TICK_GAP_PX <= l);
+        if clear {
+            kept.push((v, (l, r)));
+        }
+    }
+    let mut ticks: Vec<f64> = kept.into_iter().map(|(v, _)| v).collect();
+    ticks.sort_by(f64::total_cmp);
+    ticks
 }
 
 fn draw_panel<DB, X>(
@@ -350,7 +407,7 @@ where
         .caption(&panel.title, (FONT, 16))
         .margin(10)
         .x_label_area_size(44)
-        .y_label_area_size(70)
+        .y_label_area_size(Y_LABEL_PX)
         .build_cartesian_2d(x_range, 0.0..y_top)?;
     let axis = panel.x_axis;
     // Log-size axes are drawn on log2(bytes), one tick per power of two.
@@ -468,7 +525,9 @@ impl Chart for LineChart {
                     let (lo, hi) = (x_min / 1.4, x_max * 1.4);
                     // Explicit ticks: plotters' own log ticks sit on powers of ten and
                     // leave a range narrower than a decade without any label.
-                    let ticks = log_ticks(lo, hi);
+                    // The plot is the cell less the y label area and the margins.
+                    let width = f64::from(cell.dim_in_pixel().0.saturating_sub(Y_LABEL_PX + 20));
+                    let ticks = log_ticks(lo, hi, width);
                     draw_panel(
                         cell,
                         panel,
@@ -485,19 +544,61 @@ impl Chart for LineChart {
 
 #[cfg(test)]
 mod tests {
-    use super::log_ticks;
+    use super::*;
+
+    /// No two tick labels of a log axis overlap, for ranges from a third of a decade to
+    /// six decades and plot widths from 200 to 1400 px (9000 and 10000 collided before).
+    #[test]
+    fn log_tick_labels_never_collide() {
+        let mut ranges = vec![(700.0, 3500.0), (3000.0, 15000.0), (8000.0, 11000.0)];
+        for lo in [1.0, 3.0, 7.0, 45.0, 900.0, 8500.0] {
+            for decades in [0.15, 0.3, 0.7, 1.0, 1.7, 2.5, 4.0, 6.0] {
+                ranges.push((lo, lo * 10f64.powf(decades)));
+            }
+        }
+        for (lo, hi) in ranges {
+            for width in [200.0, 300.0, 420.0, 670.0, 1400.0] {
+                let ticks = log_ticks(lo, hi, width);
+                assert!(ticks.len() >= 2, "{lo}..{hi} at {width}px: {ticks:?}");
+                let span = (hi / lo).ln();
+                let edges: Vec<(f64, f64)> = ticks
+                    .iter()
+                    .map(|v| {
+                        let x = (v / lo).ln() / span * width;
+                        let half = axis_value(*v).len() as f64 * TICK_CHAR_PX / 2.0;
+                        (x - half, x + half)
+                    })
+                    .collect();
+                for w in edges.windows(2) {
+                    assert!(
+                        w[0].1 + TICK_GAP_PX <= w[1].0,
+                        "{lo}..{hi} at {width}px: labels of {ticks:?} overlap"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nice_ticks_step_by_1_2_5() {
+        assert_eq!(
+            nice_ticks(0.0, 35000.0, 6),
+            vec![0.0, 10000.0, 20000.0, 30000.0]
+        );
+        assert_eq!(nice_ticks(0.0, 4.3, 6), vec![0.0, 1.0, 2.0, 3.0, 4.0]);
+    }
 
     #[test]
     fn log_ticks_label_narrow_and_wide_ranges() {
         assert_eq!(
-            log_ticks(3.0, 600.0),
+            log_ticks(3.0, 600.0, 670.0),
             vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
         );
         assert_eq!(
-            log_ticks(700.0, 3500.0),
+            log_ticks(700.0, 3500.0, 670.0),
             vec![700.0, 800.0, 900.0, 1000.0, 2000.0, 3000.0]
         );
-        let narrow = log_ticks(1100.0, 1900.0);
+        let narrow = log_ticks(1100.0, 1900.0, 670.0);
         assert_eq!(narrow.len(), 4);
         assert!(
             narrow.iter().all(|v| (1100.0..=1900.0).contains(v)),
