@@ -243,6 +243,8 @@ mod tests {
                 ..Default::default()
             },
             bytes_per_second: vec![bytes / 2, bytes / 2],
+            bytes_per_bin: Vec::new(),
+            start_s: 0.0,
             latency_cdf: vec![],
         }
     }

@@ -48,7 +48,9 @@ pub struct RunRow {
     pub verify_errors: u64,
 }
 
-/// One row of `series.csv`: bytes moved in one second of one run.
+/// One row of `series.csv`: throughput in one bin of time of one run. Bins are 0.1 s
+/// and wider, as the run's length needs (at most 200 per run and direction); mmcab 0.1
+/// wrote whole seconds and no `start_s`/`width_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesRow {
     pub run: u32,
@@ -56,8 +58,27 @@ pub struct SeriesRow {
     pub workload: String,
     pub job: String,
     pub direction: Direction,
+    /// The whole second the bin starts in.
     pub second: u32,
+    /// Bytes of the bin / its width_s (whole seconds: / 1 s), in 10^6 B/s.
     pub mb_per_s: f64,
+    /// Start of the bin, seconds after the measured phase began.
+    #[serde(default)]
+    pub start_s: Option<f64>,
+    /// Time of the bin inside the direction's clock, seconds (a first or last bin may be
+    /// partial).
+    #[serde(default)]
+    pub width_s: Option<f64>,
+}
+
+impl SeriesRow {
+    /// (start, width) of the bin in seconds: whole seconds for rows without them.
+    pub fn bin(&self) -> (f64, f64) {
+        (
+            self.start_s.unwrap_or(f64::from(self.second)),
+            self.width_s.unwrap_or(1.0),
+        )
+    }
 }
 
 /// One row of `latency.csv`: a point of the latency CDF of one run.

@@ -30,15 +30,19 @@ pub const MARKDOWN_FILE: &str = "report.md";
 pub const SUMMARY_CSV: &str = "summary.csv";
 pub const JSON_FILE: &str = "report.json";
 
-/// Series and latency rows of measured runs only (warm-ups dropped).
+/// runs.csv, series and latency rows of measured runs only (warm-ups dropped).
 pub fn chart_input<'a>(report: &'a Report, dirs: &[&ResultsDir]) -> ChartInput<'a> {
     let mut input = ChartInput {
         report,
+        runs: Vec::new(),
         series: Vec::new(),
         latency: Vec::new(),
     };
     for d in dirs {
         let warm: HashSet<u32> = d.runs.iter().filter(|r| r.warmup).map(|r| r.run).collect();
+        input
+            .runs
+            .extend(d.runs.iter().filter(|r| !r.warmup).cloned());
         input
             .series
             .extend(d.series.iter().filter(|s| !warm.contains(&s.run)).cloned());
@@ -91,7 +95,10 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
         )
     })?;
     remove_old_charts(out)?;
-    let report = input.report;
+    // Why a chart is missing belongs to the report's notes.
+    let mut report = input.report.clone();
+    report.notes.extend(chart::throughput_notes(input));
+    let report = &report;
     let mail = text::render(report);
     let charts = chart::render_all(input, out)?;
     let pngs: Vec<String> = charts

@@ -160,6 +160,7 @@ pub fn generate(csv: &Path, out: &Path, baseline: Option<&str>) -> Result<String
     let report = build(&rows, baseline)?;
     let input = chart::ChartInput {
         report: &report,
+        runs: Vec::new(),
         series: Vec::new(),
         latency: Vec::new(),
     };

@@ -11,6 +11,11 @@ pub const CDF_PERCENTILES: [f64; 19] = [
     99.99, 99.999, 100.0,
 ];
 
+/// Width of the finest throughput bin: 100 ms (throughput over time of runs of a
+/// second or two still shows a shape; the report coarsens longer runs).
+pub const BIN_NS: u64 = 100_000_000;
+const BINS_PER_SECOND: usize = (1_000_000_000 / BIN_NS) as usize;
+
 /// Highest latency kept exactly: one hour (longer ones are recorded as one hour).
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
@@ -21,7 +26,8 @@ pub struct DirStats {
     pub hist: Histogram<u64>,
     pub bytes: u64,
     pub ops: u64,
-    pub bytes_per_second: Vec<u64>,
+    /// Bytes completed in each bin of [`BIN_NS`] since the measured phase began.
+    pub bytes_per_bin: Vec<u64>,
     /// When this direction's clock started / stopped, ns after the measured phase began.
     pub start_ns: u64,
     pub end_ns: u64,
@@ -34,7 +40,7 @@ impl DirStats {
             hist: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds"),
             bytes: 0,
             ops: 0,
-            bytes_per_second: Vec::with_capacity(64),
+            bytes_per_bin: Vec::with_capacity(256),
             start_ns: 0,
             end_ns: 0,
         }
@@ -52,15 +58,10 @@ impl DirStats {
         self.bytes += other.bytes;
         self.ops += other.ops;
         self.end_ns = self.end_ns.max(other.end_ns);
-        if self.bytes_per_second.len() < other.bytes_per_second.len() {
-            self.bytes_per_second
-                .resize(other.bytes_per_second.len(), 0);
+        if self.bytes_per_bin.len() < other.bytes_per_bin.len() {
+            self.bytes_per_bin.resize(other.bytes_per_bin.len(), 0);
         }
-        for (a, b) in self
-            .bytes_per_second
-            .iter_mut()
-            .zip(&other.bytes_per_second)
-        {
+        for (a, b) in self.bytes_per_bin.iter_mut().zip(&other.bytes_per_bin) {
             *a += b;
         }
     }
@@ -90,7 +91,13 @@ impl DirStats {
                 p99_9_us: q(99.9),
                 max_us: if empty { 0.0 } else { us(h.max()) },
             },
-            bytes_per_second: self.bytes_per_second.clone(),
+            bytes_per_second: self
+                .bytes_per_bin
+                .chunks(BINS_PER_SECOND)
+                .map(|c| c.iter().sum())
+                .collect(),
+            bytes_per_bin: self.bytes_per_bin.clone(),
+            start_s: self.start_ns as f64 / 1e9,
             latency_cdf: if empty {
                 Vec::new()
             } else {
@@ -132,11 +139,11 @@ impl Recorder {
         s.bytes += bytes;
         s.ops += 1;
         s.end_ns = since_ns;
-        let second = (since_ns / 1_000_000_000) as usize;
-        if second >= s.bytes_per_second.len() {
-            s.bytes_per_second.resize(second + 1, 0);
+        let bin = (since_ns / BIN_NS) as usize;
+        if bin >= s.bytes_per_bin.len() {
+            s.bytes_per_bin.resize(bin + 1, 0);
         }
-        s.bytes_per_second[second] += bytes;
+        s.bytes_per_bin[bin] += bytes;
     }
 
     /// Start a direction's clock now (iozone: the write pass begins after the read pass).

@@ -13,7 +13,7 @@ mod bars;
 mod lines;
 
 use super::model::Report;
-use crate::record::{LatencyRow, SeriesRow};
+use crate::record::{LatencyRow, RunRow, SeriesRow};
 use anyhow::{anyhow, Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 pub use bars::bar_charts;
-pub use lines::{latency_charts, sweep_charts, throughput_charts};
+pub use lines::{latency_charts, sweep_charts, throughput_charts, throughput_notes};
 
 /// Family name the embedded font is registered under.
 pub const FONT: &str = "sans-serif";
@@ -63,10 +63,11 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// What every chart kind gets: the report plus per-second series and latency points of
-/// measured (non-warm-up) runs, config names as in the report.
+/// What every chart kind gets: the report plus the runs.csv rows, throughput bins and
+/// latency points of measured (non-warm-up) runs, config names as in the report.
 pub struct ChartInput<'a> {
     pub report: &'a Report,
+    pub runs: Vec<RunRow>,
     pub series: Vec<SeriesRow>,
     pub latency: Vec<LatencyRow>,
 }
