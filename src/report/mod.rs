@@ -14,6 +14,7 @@ pub mod markdown;
 pub mod model;
 pub mod reference;
 pub mod results;
+pub mod setup;
 pub mod text;
 
 use anyhow::{Context, Result};

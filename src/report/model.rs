@@ -69,6 +69,14 @@ impl Block {
     }
 }
 
+/// A titled list of lines after the header: what was run (configs with their bus
+/// settings, workloads with their parameters).
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupSection {
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -76,6 +84,8 @@ pub struct Report {
     pub title: String,
     /// `Key: value` lines after the title (device, kernel, plan, runs).
     pub header: Vec<(String, String)>,
+    /// What was run, after the header (empty for published numbers).
+    pub setup: Vec<SetupSection>,
     /// One line for chart captions: device, kernel, n.
     pub caption: String,
     pub configs: Vec<String>,

@@ -133,6 +133,7 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
     Ok(Report {
         title: "Published numbers as an mmcab report (single values, n = 1)".to_string(),
         header,
+        setup: Vec::new(),
         caption: format!(
             "{short_device} | as published {} | n = 1 (single published values)",
             dates.join(", ")

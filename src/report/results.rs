@@ -210,6 +210,10 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
                 ),
             ),
         ],
+        setup: vec![
+            super::setup::config_section(meta, &configs),
+            super::setup::workload_section(meta, &workloads),
+        ],
         caption: String::new(),
         blocks: blocks(dir, &configs, &workloads, baseline_of),
         configs,

@@ -657,6 +657,7 @@ mod tests {
         let report = crate::report::model::Report {
             title: String::new(),
             header: Vec::new(),
+            setup: Vec::new(),
             caption: String::new(),
             configs: vec!["a".into()],
             baseline: "a".into(),
