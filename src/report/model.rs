@@ -2,6 +2,7 @@
 //! with its summary, its change against the baseline and its warnings. Every output
 //! (text, markdown, csv, json, charts) renders this one structure.
 
+use crate::plan::sweep::SweepOver;
 use crate::stats::{self, Change, Summary, Verdict, Warning};
 use serde::Serialize;
 
@@ -55,7 +56,19 @@ pub struct Block {
     pub block_size_bytes: Option<u64>,
     /// Sweep this block belongs to (charted against block size), if any.
     pub sweep: Option<String>,
+    /// Every sweep this block is a point of, with its x value (what the sweep charts
+    /// draw): the plan's `[[sweep]]` tables, or `sweep` at `block_size_bytes`.
+    pub sweeps: Vec<SweepPoint>,
     pub rows: Vec<ConfigRow>,
+}
+
+/// A block's place in one sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    pub sweep: String,
+    /// The job key on the x axis.
+    pub over: SweepOver,
+    pub x: f64,
 }
 
 impl Block {

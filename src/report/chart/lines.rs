@@ -2,8 +2,9 @@
 //! config (latency.csv), and sweeps against block size (MB/s and IOPS panels).
 
 use super::{color, file_stem, frame, Chart, ChartInput, FONT};
+use crate::plan::sweep::SweepOver;
 use crate::record::{SeriesRow, GROUP_JOB};
-use crate::report::model::Report;
+use crate::report::model::{Block, Report};
 use crate::workload::result::Direction;
 use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -30,6 +31,8 @@ pub enum Axis {
     Linear,
     /// Log scale, ticks printed as sizes (4k, 1M).
     LogSize,
+    /// Log2 scale, ticks at powers of two printed as numbers (queue depth 1, 2, 4...).
+    Log2,
     /// Log scale, ticks printed as numbers.
     Log,
 }
@@ -258,12 +261,13 @@ pub fn latency_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
         .collect()
 }
 
-/// One chart per sweep x direction; one panel per throughput metric (not latency).
+/// One chart per sweep x direction; one panel per throughput metric (not latency),
+/// against the sweep's key (block size, queue depth or job threads; log2 axis).
 pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
-    let mut groups: Vec<(String, String)> = Vec::new();
+    let mut groups: Vec<(String, SweepOver, String)> = Vec::new();
     for b in &report.blocks {
-        if let Some(s) = &b.sweep {
-            let k = (s.clone(), b.direction.clone());
+        for p in &b.sweeps {
+            let k = (p.sweep.clone(), p.over, b.direction.clone());
             if !groups.contains(&k) {
                 groups.push(k);
             }
@@ -271,76 +275,50 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
     }
     groups
         .into_iter()
-        .map(|(sweep, direction)| {
-            let blocks: Vec<_> = report
+        .map(|(sweep, over, direction)| {
+            // (block, x) of every point of this sweep and direction.
+            let points: Vec<(&Block, f64)> = report
                 .blocks
                 .iter()
-                .filter(|b| {
-                    b.sweep.as_ref() == Some(&sweep)
-                        && b.direction == direction
-                        && b.block_size_bytes.is_some()
-                })
+                .filter(|b| b.direction == direction)
+                .filter_map(|b| b.sweeps.iter().find(|p| p.sweep == sweep).map(|p| (b, p.x)))
                 .collect();
             // Panels: MB/s, IOPS and whatever else is a headline metric in the sweep.
             let shown = |key: &str| {
                 key == "mb_per_s"
                     || key == "iops"
-                    || blocks.iter().any(|b| b.headline && b.metric.key == key)
+                    || points
+                        .iter()
+                        .any(|(b, _)| b.headline && b.metric.key == key)
             };
-            let blocks: Vec<_> = blocks
-                .iter()
-                .filter(|b| shown(&b.metric.key))
-                .copied()
-                .collect();
             let mut metrics: Vec<(String, String)> = Vec::new();
-            for b in &blocks {
+            for (b, _) in points.iter().filter(|(b, _)| shown(&b.metric.key)) {
                 let k = (b.metric.key.clone(), b.metric.unit.clone());
                 if !metrics.contains(&k) {
                     metrics.push(k);
                 }
             }
+            let (x_desc, x_axis) = match over {
+                SweepOver::Bs => ("block size [bytes, log2 scale]", Axis::LogSize),
+                SweepOver::Iodepth => (
+                    "queue depth (iodepth per job thread), log2 scale",
+                    Axis::Log2,
+                ),
+                SweepOver::Numjobs => ("job threads (numjobs), log2 scale", Axis::Log2),
+            };
             let panels = metrics
                 .into_iter()
                 .map(|(key, unit)| {
-                    let mut lines: Vec<Line> = Vec::new();
-                    let k = report.configs.len() as f64;
-                    for (ci, config) in report.configs.iter().enumerate() {
-                        // Spread configs a little along x so their error bars do not
-                        // cover each other (at most +-0.1 of a power of two).
-                        let nudge = if report.published {
-                            1.0 // no error bars to keep apart
-                        } else {
-                            2f64.powf((ci as f64 - (k - 1.0) / 2.0) * 0.2 / k.max(2.0))
-                        };
-                        let mut line = Line {
-                            label: Some(config.clone()),
-                            color_index: ci,
-                            points: Vec::new(),
-                            errors: Vec::new(),
-                        };
-                        for b in blocks.iter().filter(|b| b.metric.key == key) {
-                            let x = b.block_size_bytes.unwrap_or(0) as f64 * nudge;
-                            for r in b.rows.iter().filter(|r| &r.config == config) {
-                                line.points.push((x, r.summary.mean));
-                                if r.summary.ci_low.is_finite() {
-                                    line.errors.push((x, r.summary.ci_low, r.summary.ci_high));
-                                }
-                            }
-                        }
-                        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                        if !line.points.is_empty() {
-                            lines.push(line);
-                        }
-                    }
+                    let lines = sweep_lines(report, &points, &key);
                     let what = match key.as_str() {
                         "mb_per_s" | "iops" | "kib_per_s" => unit.clone(),
                         other => format!("{other}, {unit}"),
                     };
                     LinePanel {
                         title: format!("{sweep} {direction} [{what}]"),
-                        x_desc: "block size [bytes, log2 scale]".into(),
+                        x_desc: x_desc.into(),
                         y_desc: unit,
-                        x_axis: Axis::LogSize,
+                        x_axis,
                         y_max: None,
                         lines,
                     }
@@ -354,13 +332,48 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
             (
                 format!("sweep-{}-{}", file_stem(&sweep), file_stem(&direction)),
                 LineChart {
-                    title: format!("{sweep} {direction}: against block size, {what}"),
+                    title: format!("{sweep} {direction}: against {}, {what}", over.as_str()),
                     caption: report.caption.clone(),
                     panels,
                 },
             )
         })
         .collect()
+}
+
+/// One line per config through the sweep's points of one metric.
+fn sweep_lines(report: &Report, points: &[(&Block, f64)], key: &str) -> Vec<Line> {
+    let mut lines: Vec<Line> = Vec::new();
+    let k = report.configs.len() as f64;
+    for (ci, config) in report.configs.iter().enumerate() {
+        // Spread configs a little along x so their error bars do not cover each other
+        // (at most +-0.1 of a power of two).
+        let nudge = if report.published {
+            1.0 // no error bars to keep apart
+        } else {
+            2f64.powf((ci as f64 - (k - 1.0) / 2.0) * 0.2 / k.max(2.0))
+        };
+        let mut line = Line {
+            label: Some(config.clone()),
+            color_index: ci,
+            points: Vec::new(),
+            errors: Vec::new(),
+        };
+        for (b, x) in points.iter().filter(|(b, _)| b.metric.key == key) {
+            let x = x * nudge;
+            for r in b.rows.iter().filter(|r| &r.config == config) {
+                line.points.push((x, r.summary.mean));
+                if r.summary.ci_low.is_finite() {
+                    line.errors.push((x, r.summary.ci_low, r.summary.ci_high));
+                }
+            }
+        }
+        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if !line.points.is_empty() {
+            lines.push(line);
+        }
+    }
+    lines
 }
 
 /// Tick label: whole numbers without decimals, others with up to three.
@@ -495,8 +508,9 @@ where
         .y_label_area_size(Y_LABEL_PX)
         .build_cartesian_2d(x_range, 0.0..y_top)?;
     let axis = panel.x_axis;
-    // Log-size axes are drawn on log2(bytes), one tick per power of two.
-    let tx = |x: f64| if axis == Axis::LogSize { x.log2() } else { x };
+    // Log2 axes are drawn on log2(x), one tick per power of two.
+    let log2 = matches!(axis, Axis::LogSize | Axis::Log2);
+    let tx = |x: f64| if log2 { x.log2() } else { x };
     let mut mesh = chart.configure_mesh();
     if let Some(ticks) = x_ticks {
         mesh.x_labels(ticks);
@@ -505,7 +519,8 @@ where
         .y_desc(panel.y_desc.as_str())
         .x_label_formatter(&|v| match axis {
             Axis::LogSize if (v - v.round()).abs() < 1e-6 => size_label(2f64.powf(v.round())),
-            Axis::LogSize => String::new(),
+            Axis::Log2 if (v - v.round()).abs() < 1e-6 => axis_value(2f64.powf(v.round())),
+            Axis::LogSize | Axis::Log2 => String::new(),
             _ => axis_value(*v),
         })
         .y_label_formatter(&|v| axis_value(*v))
@@ -513,7 +528,7 @@ where
         .draw()?;
     for line in &panel.lines {
         let c = color(line.color_index);
-        let style = c.stroke_width(if line.errors.is_empty() && panel.x_axis != Axis::LogSize {
+        let style = c.stroke_width(if line.errors.is_empty() && !log2 {
             1
         } else {
             2
@@ -527,7 +542,7 @@ where
                 PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3))
             });
         }
-        if panel.x_axis == Axis::LogSize {
+        if log2 {
             chart.draw_series(
                 line.points
                     .iter()
@@ -601,7 +616,7 @@ impl Chart for LineChart {
                     let hi = if x_max > x_min { x_max } else { x_min + 1.0 };
                     draw_panel(cell, panel, x_min..hi, None, y_top)?
                 }
-                Axis::LogSize => {
+                Axis::LogSize | Axis::Log2 => {
                     let (lo, hi) = (x_min.log2().round() - 0.5, x_max.log2().round() + 0.5);
                     let ticks = (hi - lo).round() as usize + 1;
                     draw_panel(cell, panel, lo..hi, Some(ticks), y_top)?
