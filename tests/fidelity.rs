@@ -99,3 +99,95 @@ fn qd_sweep_on_a_loop_device_charts_iops_against_depth_and_block_size() {
         std::fs::read_to_string(out.join("report/sweep-randread-4k-by-depth-read.svg")).unwrap();
     assert!(svg.contains("queue depth"), "x axis names the depth");
 }
+
+/// `mmcab run PLAN --device FILE --json` on a scratch file in /dev/shm (RAM): the JSON.
+fn run_on_shm_file(plan: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let plan_path = dir.path().join("plan.toml");
+    std::fs::write(&plan_path, plan).unwrap();
+    let target = dir.path().join("target");
+    let text = ok(mmcab(&[
+        "run",
+        plan_path.to_str().unwrap(),
+        "--device",
+        target.to_str().unwrap(),
+        "--json",
+    ]));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// (ops, seconds) of `job`'s `direction` in the first workload of `mmcab run --json`.
+fn job_dir(v: &serde_json::Value, job: &str, direction: &str) -> (u64, f64) {
+    let jobs = v["workloads"][0]["jobs"].as_array().unwrap();
+    let j = jobs
+        .iter()
+        .find(|j| j["job"] == job)
+        .unwrap_or_else(|| panic!("no job {job}: {v}"));
+    let d = j["directions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["direction"] == direction)
+        .unwrap();
+    (d["ops"].as_u64().unwrap(), d["seconds"].as_f64().unwrap())
+}
+
+const MIXED: &str = r#"
+name = "mixed"
+[[workload]]
+name = "short-read-long-write"
+WINDOW
+[[workload.job]]
+name = "read"
+rw = "randread"
+size = "1MiB"
+io_size = "64KiB"
+direct = false
+[[workload.job]]
+name = "write"
+rw = "write"
+bs = "64KiB"
+offset = "1MiB"
+size = "64MiB"
+direct = false
+end_fsync = true
+"#;
+
+/// Without a shared window the short reader stops at its 16 reads; with one it keeps
+/// going until the writer is done, over the same stretch of time.
+#[test]
+fn a_shared_window_keeps_every_job_going_until_the_longest_is_done() {
+    let own = run_on_shm_file(&MIXED.replace("WINDOW", ""));
+    assert_eq!(job_dir(&own, "read", "read").0, 16);
+    let shared = run_on_shm_file(&MIXED.replace("WINDOW", "shared_window = true"));
+    let (reads, read_s) = job_dir(&shared, "read", "read");
+    let (writes, write_s) = job_dir(&shared, "write", "write");
+    assert!(writes >= 1024, "the writer did its 64 MiB: {writes}");
+    assert!(reads > 16, "the reader kept going: {reads} reads");
+    assert!(
+        read_s >= write_s * 0.5,
+        "the reader ran for most of the writer's window: {read_s} s vs {write_s} s"
+    );
+}
+
+/// rw = "iozone" is iozone -i 0 -i 2: write and rewrite passes of every record (their
+/// own rows, outside the group), then the random read and write passes (the job's rows
+/// and the group's), each record once per pass.
+#[test]
+fn iozone_runs_the_write_and_rewrite_passes_first() {
+    let v = run_on_shm_file(
+        "name = \"iz\"\n[[workload]]\nname = \"iz\"\n[[workload.job]]\nname = \"iozone\"\n\
+         rw = \"iozone\"\nbs = \"4k\"\nsize = \"1M\"\ndirect = false\nend_fsync = true\n",
+    );
+    for (job, direction) in [
+        ("iozone:write", "write"),
+        ("iozone:rewrite", "write"),
+        ("iozone", "read"),
+        ("iozone", "write"),
+    ] {
+        assert_eq!(job_dir(&v, job, direction).0, 256, "{job} {direction}");
+    }
+    let group = v["workloads"][0]["group"].as_array().unwrap();
+    let ops: Vec<u64> = group.iter().map(|d| d["ops"].as_u64().unwrap()).collect();
+    assert_eq!(ops, [256, 256], "the group is the random passes only");
+}

@@ -95,7 +95,7 @@ pub fn print_table(out: &mut dyn Write, results: &[WorkloadResult]) -> std::io::
             let jobs_with_it = w
                 .jobs
                 .iter()
-                .filter(|j| j.directions.iter().any(|x| x.direction == d.direction))
+                .filter(|j| j.in_group && j.directions.iter().any(|x| x.direction == d.direction))
                 .count();
             if jobs_with_it > 1 {
                 rows.push(row(&w.workload, GROUP_JOB, d));
@@ -259,11 +259,13 @@ mod tests {
                     job: "r.0".into(),
                     directions: vec![dir(Direction::Read, 4_096_000)],
                     verify: None,
+                    in_group: true,
                 },
                 JobResult {
                     job: "r.1".into(),
                     directions: vec![dir(Direction::Read, 4_096_000)],
                     verify: None,
+                    in_group: true,
                 },
                 JobResult {
                     job: "w".into(),
@@ -273,6 +275,7 @@ mod tests {
                         bad_blocks: 1,
                         first_bad: vec![(8192, "checksum mismatch".into())],
                     }),
+                    in_group: true,
                 },
             ],
             group: vec![

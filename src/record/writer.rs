@@ -354,6 +354,7 @@ mod tests {
                 job: "read".into(),
                 directions: vec![d.clone()],
                 verify: None,
+                in_group: true,
             }],
             group: vec![d],
             cpu_seconds: 0.5,

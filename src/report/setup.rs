@@ -82,19 +82,10 @@ pub fn config_section(meta: &Meta, configs: &[String]) -> SetupSection {
 
 /// The parameters of one job in fio's words (iozone's for iozone jobs).
 pub fn job_words(job: &JobSpec) -> String {
-    if job.rw == Rw::IozoneRandom {
+    if job.rw.is_iozone() {
         return iozone_words(job);
     }
-    let mut w: Vec<String> = Vec::new();
-    let rw = match job.rw {
-        Rw::Read => "read",
-        Rw::Write => "write",
-        Rw::RandRead => "randread",
-        Rw::RandWrite => "randwrite",
-        Rw::RandRw => "randrw",
-        Rw::IozoneRandom => unreachable!("handled above"),
-    };
-    w.push(format!("rw={rw}"));
+    let mut w: Vec<String> = vec![format!("rw={}", job.rw.as_str())];
     if let Some(p) = job.rwmixread {
         w.push(format!("rwmixread={p}"));
     }
@@ -150,11 +141,17 @@ pub fn job_words(job: &JobSpec) -> String {
     w.join(" ")
 }
 
-/// `iozone -i 2 -r 4k -s 100m -I -e`: -I for direct, -e for end_fsync.
+/// `iozone -i 0 -i 2 -r 4k -s 100m -I -e`: `-i 0` for rw = "iozone" (not for
+/// "iozone-random"), -I for direct, -e for end_fsync.
 fn iozone_words(job: &JobSpec) -> String {
     let size = job.size.unwrap_or(0);
+    let tests = if job.rw == Rw::Iozone {
+        "-i 0 -i 2"
+    } else {
+        "-i 2"
+    };
     let mut w = format!(
-        "iozone -i 2 -r {} -s {}",
+        "iozone {tests} -r {} -s {}",
         fio_size(job.bs).to_lowercase(),
         fio_size(size).to_lowercase()
     );
@@ -178,7 +175,12 @@ pub fn workload_lines(spec: &WorkloadSpec, scale_down: u32) -> String {
         .iter()
         .map(|j| format!("{}: {}", j.name, job_words(&scaled(j, scale_down))))
         .collect();
-    format!("{}: {}", spec.name, jobs.join("; "))
+    let window = if spec.shared_window {
+        "; all jobs in one time window (each wraps until the longest is done)"
+    } else {
+        ""
+    };
+    format!("{}: {}{window}", spec.name, jobs.join("; "))
 }
 
 /// One line per workload measured, from the plan recorded in meta.json.
@@ -233,6 +235,12 @@ mod tests {
                 1
             )),
             "iozone -i 2 -r 4k -s 100m -I -e"
+        );
+        assert_eq!(
+            job_words(&job(
+                "rw = \"iozone\"\nbs = \"8k\"\nsize = \"1M\"\ndirect = false"
+            )),
+            "iozone -i 0 -i 2 -r 8k -s 1m"
         );
         assert_eq!(fio_size(1536), "1536");
         assert_eq!(hz(52_000_000), "52 MHz");

@@ -112,6 +112,10 @@ pub struct Recorder {
     pub measure_start: Instant,
     pub read: DirStats,
     pub write: DirStats,
+    /// Passes measured on their own (iozone's write and rewrite): (name, stats).
+    pub passes: Vec<(&'static str, DirStats)>,
+    /// The pass being recorded; None: `read` and `write`.
+    current: Option<usize>,
 }
 
 impl Recorder {
@@ -120,7 +124,17 @@ impl Recorder {
             measure_start,
             read: DirStats::new(Direction::Read),
             write: DirStats::new(Direction::Write),
+            passes: Vec::new(),
+            current: None,
         }
+    }
+
+    /// Record what follows into a pass of its own (`Some`), or the job's own rows.
+    pub fn begin_pass(&mut self, pass: Option<&'static str>, direction: Direction) {
+        self.current = pass.map(|name| {
+            self.passes.push((name, DirStats::new(direction)));
+            self.passes.len() - 1
+        });
     }
 
     /// One completed I/O of `bytes`, `latency_ns` long, finished at `done`. I/O that
@@ -131,10 +145,7 @@ impl Recorder {
             return;
         };
         let since_ns = since.as_nanos() as u64;
-        let s = match direction {
-            Direction::Read => &mut self.read,
-            Direction::Write => &mut self.write,
-        };
+        let s = self.dir_mut(direction);
         s.hist.saturating_record(latency_ns.max(1));
         s.bytes += bytes;
         s.ops += 1;
@@ -162,9 +173,10 @@ impl Recorder {
     }
 
     fn dir_mut(&mut self, direction: Direction) -> &mut DirStats {
-        match direction {
-            Direction::Read => &mut self.read,
-            Direction::Write => &mut self.write,
+        match (self.current, direction) {
+            (Some(i), _) => &mut self.passes[i].1,
+            (None, Direction::Read) => &mut self.read,
+            (None, Direction::Write) => &mut self.write,
         }
     }
 }

@@ -137,10 +137,19 @@ pub struct VerifyReport {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobResult {
-    /// Job name; numjobs clones are named `name.0`, `name.1`, ...
+    /// Job name; numjobs clones are named `name.0`, `name.1`, ...; iozone's `-i 0`
+    /// passes `name:write`, `name:rewrite`.
     pub job: String,
     pub directions: Vec<DirectionResult>,
     pub verify: Option<VerifyReport>,
+    /// Counted in the workload's group (false for iozone's `-i 0` passes, which the
+    /// group's random read and write rows do not include).
+    #[serde(default = "in_group_default")]
+    pub in_group: bool,
+}
+
+fn in_group_default() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
