@@ -1,6 +1,6 @@
 //! The command line: the only layer that knows clap or prints.
 //!
-//! Each command has its file (`info`, `knobs`, `run`, `report`): its arguments, their
+//! Each command has its file (`info`, `knobs`, `run`, `report`, `probe`): its arguments, their
 //! conversion into the domain's typed options, and how the domain's answer is shown.
 //! [`output::Output`] is the one sink for everything shown (stdout: results as text or
 //! JSON; stderr: notes, warnings, progress, the error). [`tables`] renders the tables
@@ -12,6 +12,7 @@
 mod info;
 mod knobs;
 pub mod output;
+mod probe;
 mod progress;
 mod report;
 mod run;
@@ -20,6 +21,7 @@ mod values;
 
 pub use info::InfoArgs;
 pub use knobs::KnobsArgs;
+pub use probe::ProbeArgs;
 pub use report::{CompareArgs, ReportArgs};
 pub use run::{RunArgs, EXIT_VERIFY_FAILED};
 
@@ -54,6 +56,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare labelled results directories from different boots or kernels
     Compare(CompareArgs),
+    /// Probe the flash: erase block size (align), open allocation units (open-au)
+    Probe(ProbeArgs),
 }
 
 /// Run one command; a failure is one `mmcab: error: ...` line and exit status 1.
@@ -63,6 +67,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Knobs(a) => (false, a.json),
         Command::Run(a) => (a.quiet, a.json),
         Command::Report(_) | Command::Compare(_) => (false, false),
+        Command::Probe(a) => (a.quiet(), false),
     };
     let out = Arc::new(Output::new(quiet, json));
     let result = match &cli.command {
@@ -71,6 +76,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::execute(args, &out),
         Command::Report(args) => report::report(args, &out),
         Command::Compare(args) => report::compare(args, &out),
+        Command::Probe(args) => probe::execute(args, &out),
     };
     match result {
         Ok(code) => code,

@@ -12,6 +12,7 @@ pub mod json;
 pub mod load;
 pub mod markdown;
 pub mod model;
+pub mod probe;
 pub mod reference;
 pub mod results;
 pub mod setup;
@@ -85,7 +86,15 @@ pub struct Written {
     pub forced: Vec<String>,
     /// Problems that did not stop the report.
     pub warnings: Vec<String>,
+    /// What was written there, for the user.
+    pub files: &'static str,
 }
+
+/// The files of a report of results (`Written::files`).
+pub const RESULTS_FILES: &str =
+    "report.txt, report.md, summary.csv, report.json, charts *.svg/*.png";
+/// The files of a probe's report.
+pub const PROBE_FILES: &str = "report.txt, charts *.svg/*.png";
 
 /// Write every output into `out`; returns the mail text.
 pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
@@ -126,22 +135,34 @@ pub fn report_dir(dir: &Path) -> PathBuf {
 }
 
 /// `mmcab report PATH`: the configs of one results directory against `baseline` (default:
-/// the plan's first), or the numbers of a reference CSV (results/reference/*.csv).
+/// the plan's first), the numbers of a reference CSV (results/reference/*.csv), a
+/// probe's directory (`mmcab probe`), or published flashbench output (a text file).
 pub fn report(path: &Path, baseline: Option<&str>) -> Result<Written> {
-    let (mail, dir) = if path.is_file() {
+    let (mail, dir, files) = if path.is_file() && probe::is_flashbench_text(path) {
+        let (mail, dir) = probe::report_published(path)?;
+        (mail, dir, PROBE_FILES)
+    } else if path.is_file() {
         let out = reference::default_out_dir(path);
-        (reference::generate(path, &out, baseline)?, out)
+        (
+            reference::generate(path, &out, baseline)?,
+            out,
+            RESULTS_FILES,
+        )
+    } else if crate::probe::record::is_probe_dir(path) {
+        (probe::report_dir(path)?, path.to_path_buf(), PROBE_FILES)
     } else {
         let dir = load::load(path)?;
         let report = results::build(&dir, baseline)?;
         let out = report_dir(path);
-        (write_outputs(&chart_input(&report, &[&dir]), &out)?, out)
+        let mail = write_outputs(&chart_input(&report, &[&dir]), &out)?;
+        (mail, out, RESULTS_FILES)
     };
     Ok(Written {
         mail,
         dir,
         forced: Vec::new(),
         warnings: warnings(),
+        files,
     })
 }
 
@@ -161,6 +182,7 @@ pub fn compare(paths: &[PathBuf], force: bool) -> Result<Written> {
         dir: out,
         forced: report.notes.clone(),
         warnings: warnings(),
+        files: RESULTS_FILES,
     })
 }
 

@@ -9,7 +9,7 @@ pub const MAX_COLUMNS: usize = 72;
 const NAME_COLUMNS: usize = 20;
 
 /// Word-wrap `text` to [`MAX_COLUMNS`]; continuation lines get `indent` spaces more.
-fn wrap(out: &mut String, first_indent: usize, indent: usize, text: &str) {
+pub fn wrap(out: &mut String, first_indent: usize, indent: usize, text: &str) {
     let mut line = " ".repeat(first_indent);
     let mut empty = true;
     for word in text.split_whitespace() {

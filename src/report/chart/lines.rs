@@ -10,12 +10,13 @@ use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 
 /// A write run gets a throughput-over-time line when it lasted at least this long and
-/// has at least [`MIN_BINS`] full bins (runs of 0.1 s bins: 1 s; mmcab 0.1 recorded
+/// has at least [`MIN_BINS`] full bins (0.1 s bins: half a second; mmcab 0.1 recorded
 /// whole seconds, so its runs need 5 s).
-pub const MIN_RUN_SECONDS: f64 = 1.0;
+pub const MIN_RUN_SECONDS: f64 = 0.5;
 pub const MIN_BINS: usize = 5;
 pub struct Line {
     /// Legend entry (only the first line of each config carries one).
@@ -45,6 +46,8 @@ pub struct LinePanel {
     /// y axis from 0 (throughput) or fixed 0..100 (percentiles).
     pub y_max: Option<f64>,
     pub lines: Vec<Line>,
+    /// Vertical lines at these x values, labelled (an estimate on the axis).
+    pub marks: Vec<(f64, String)>,
 }
 
 pub struct LineChart {
@@ -202,6 +205,7 @@ pub fn throughput_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
                         x_axis: Axis::Linear,
                         y_max: None,
                         lines,
+                        marks: Vec::new(),
                     }],
                 },
             )
@@ -254,6 +258,7 @@ pub fn latency_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
                         x_axis: Axis::Log,
                         y_max: Some(100.0),
                         lines,
+                        marks: Vec::new(),
                     }],
                 },
             )
@@ -321,6 +326,7 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
                         x_axis,
                         y_max: None,
                         lines,
+                        marks: Vec::new(),
                     }
                 })
                 .collect();
@@ -552,6 +558,24 @@ where
         chart.draw_series(line.errors.iter().map(|(x, lo, hi)| {
             ErrorBar::new_vertical(tx(*x), *lo, (lo + hi) / 2.0, *hi, c.stroke_width(2), 10)
         }))?;
+    }
+    for (x, label) in &panel.marks {
+        let grey = BLACK.mix(0.55);
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(tx(*x), 0.0), (tx(*x), y_top * 0.86)],
+            grey.stroke_width(2),
+        )))?;
+        let style = TextStyle::from((FONT, 14).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Bottom));
+        chart.draw_series(std::iter::once(Text::new(
+            label.clone(),
+            (tx(*x), y_top * 0.92),
+            style,
+        )))?;
+    }
+    if panel.lines.iter().all(|l| l.label.is_none()) {
+        return Ok(());
     }
     chart
         .configure_series_labels()

@@ -11,6 +11,7 @@
 
 mod bars;
 mod lines;
+pub mod probe;
 
 use super::model::Report;
 use crate::record::{LatencyRow, RunRow, SeriesRow};
@@ -22,7 +23,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 pub use bars::bar_charts;
-pub use lines::{latency_charts, sweep_charts, throughput_charts, throughput_notes};
+pub use lines::{
+    latency_charts, sweep_charts, throughput_charts, throughput_notes, Axis, Line, LineChart,
+    LinePanel,
+};
 
 /// Family name the embedded font is registered under.
 pub const FONT: &str = "sans-serif";
