@@ -6,12 +6,16 @@
 //! glyphs to the viewer.
 //!
 //! Kinds (file stems): `bars-<metric>` grouped bars per workload with 95% CI error bars
-//! and the change vs A labelled; `throughput-<workload>` MB/s over time of long writes;
-//! `latency-cdf-<workload>-<direction>`; `sweep-<name>-<direction>` against block size.
+//! and the change vs A labelled ([`bars`]); `throughput-<workload>` MB/s over time of
+//! writes ([`throughput`]); `latency-cdf-<workload>-<direction>` ([`lines`], which also
+//! draws every line chart); `sweep-<name>-<direction>` against block size, queue depth
+//! or job threads ([`sweep`]); `align-diff` and `open-au` of probes ([`probe`]).
 
 mod bars;
 mod lines;
 pub mod probe;
+mod sweep;
+mod throughput;
 
 use super::model::Report;
 use crate::record::{LatencyRow, RunRow, SeriesRow};
@@ -23,10 +27,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 pub use bars::bar_charts;
-pub use lines::{
-    latency_charts, sweep_charts, throughput_charts, throughput_notes, Axis, Line, LineChart,
-    LinePanel,
-};
+pub use lines::{latency_charts, Axis, Line, LineChart, LinePanel};
+pub use sweep::sweep_charts;
+pub use throughput::{throughput_charts, throughput_notes};
 
 /// Family name the embedded font is registered under.
 pub const FONT: &str = "sans-serif";
