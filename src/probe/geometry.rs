@@ -1,11 +1,11 @@
 //! What the card and the kernel say about the flash geometry, to hold a timing estimate
 //! against, and the sentences that compare them.
 //!
-//! - EXT_CSD HC_ERASE_GRP_SIZE [224] x 512 KiB: the high-capacity erase group, the unit
-//!   of the ERASE command when ERASE_GROUP_DEF [175] bit 0 is set (JEDEC eMMC). It need
+//! - EXT_CSD HC_ERASE_GRP_SIZE (byte 224) x 512 KiB: the high-capacity erase group, the unit
+//!   of the ERASE command when ERASE_GROUP_DEF (byte 175) bit 0 is set (JEDEC eMMC). It need
 //!   not be the flash's erase block: the post on the BeagleBone's Micron eMMC measured
 //!   2 MiB where this card reports 512 KiB.
-//! - EXT_CSD ACC_SIZE [225] (SUPER_PAGE_SIZE, bits 3:0): 512 B x 2^(n-1), the card's
+//! - EXT_CSD ACC_SIZE (byte 225) (SUPER_PAGE_SIZE, bits 3:0): 512 B x 2^(n-1), the card's
 //!   super-page, to compare a page-like boundary with.
 //! - sysfs `erase_size`: the erase group the kernel uses (the HC group when
 //!   ERASE_GROUP_DEF is set, else the CSD's); `preferred_erase_size`: the kernel's

@@ -6,10 +6,10 @@
 //! glyphs to the viewer.
 //!
 //! Kinds (file stems): `bars-<metric>` grouped bars per workload with 95% CI error bars
-//! and the change vs A labelled ([`bars`]); `throughput-<workload>` MB/s over time of
-//! writes ([`throughput`]); `latency-cdf-<workload>-<direction>` ([`lines`], which also
+//! and the change vs A labelled (`bars.rs`); `throughput-<workload>` MB/s over time of
+//! writes (`throughput.rs`); `latency-cdf-<workload>-<direction>` (`lines.rs`, which also
 //! draws every line chart); `sweep-<name>-<direction>` against block size, queue depth
-//! or job threads ([`sweep`]); `align-diff` and `open-au` of probes ([`probe`]).
+//! or job threads (`sweep.rs`); `align-diff` and `open-au` of probes ([`probe`]).
 
 mod bars;
 mod lines;

@@ -111,7 +111,7 @@ pub fn throughput_notes(input: &ChartInput) -> Vec<String> {
 }
 
 /// MB/s over time of every measured write run long enough to show a trend (see
-/// [`MIN_RUN_SECONDS`]), one line per run, bins as recorded (0.1 s and wider).
+/// `MIN_RUN_SECONDS`), one line per run, bins as recorded (0.1 s and wider).
 pub fn throughput_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
     let mut by_workload: BTreeMap<String, Vec<Line>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
