@@ -1,12 +1,17 @@
 //! The seed plans reproduce their posts on a real block device (a loop device over a
 //! file in /dev/shm; root): `workloads/qd-sweep.toml` gives IOPS and MB/s against queue
 //! depth and against block size (seed 003), and `workloads/packed-2012.toml`'s iozone
-//! and mixed workloads behave as iozone and the post did (seed 004).
+//! and mixed workloads behave as iozone and the post did (seed 004), on files in
+//! /dev/shm. The quick start's report stands alone: bus settings per config and a
+//! throughput-over-time chart that reflects the data (a recorded run of it, and the
+//! emulated eMMC: root and the QEMU testbed).
 
 #[path = "common/charts.rs"]
 mod charts;
 #[path = "common/loop_device.rs"]
 mod loop_device;
+#[path = "common/testbed.rs"]
+mod testbed;
 
 use loop_device::LoopDevice;
 use std::path::{Path, PathBuf};
@@ -190,4 +195,75 @@ fn iozone_runs_the_write_and_rewrite_passes_first() {
     let group = v["workloads"][0]["group"].as_array().unwrap();
     let ops: Vec<u64> = group.iter().map(|d| d["ops"].as_u64().unwrap()).collect();
     assert_eq!(ops, [256, 256], "the group is the random passes only");
+}
+
+/// The throughput bins of each measured write run (group rows, or the only job's)
+/// integrate to the run's MB/s in runs.csv: the chart reflects the data.
+fn bins_match_runs(dir: &Path, workload: &str) -> usize {
+    let runs: Vec<mmcab::record::RunRow> =
+        mmcab::record::writer::read_csv(&dir.join("runs.csv")).unwrap();
+    let series: Vec<mmcab::record::SeriesRow> =
+        mmcab::record::writer::read_rows(&dir.join("series.csv")).unwrap();
+    let mut checked = 0;
+    for r in runs.iter().filter(|r| {
+        r.workload == workload
+            && r.job == mmcab::record::GROUP_JOB
+            && r.direction.as_str() == "write"
+    }) {
+        let bins: Vec<&mmcab::record::SeriesRow> = series
+            .iter()
+            .filter(|s| s.run == r.run && s.job == r.job && s.direction == r.direction)
+            .collect();
+        let (bytes, seconds) = bins.iter().fold((0.0, 0.0), |(b, t), s| {
+            let (_, w) = s.bin();
+            (b + s.mb_per_s * w, t + w)
+        });
+        assert!(
+            (bytes / seconds - r.mb_per_s).abs() <= 0.01 * r.mb_per_s,
+            "run {}: bins say {} MB/s over {seconds} s, runs.csv {} MB/s over {} s",
+            r.run,
+            bytes / seconds,
+            r.mb_per_s,
+            r.seconds
+        );
+        assert!(bins.len() >= 5, "run {}: {} bins", r.run, bins.len());
+        checked += 1;
+    }
+    checked
+}
+
+/// What the quick start does (bus-width-ab.toml on a fresh 64 MiB emulated eMMC under
+/// Linux 7.x, booted 8-bit), then its report: a line per config with the bus width,
+/// timing and clock verified before the runs, and a throughput-over-time chart whose
+/// bins integrate to each run's MB/s.
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn the_quick_start_report_shows_bus_settings_and_throughput_over_time() {
+    let run = testbed::Guest::new("quickstart_report")
+        .kernel("7")
+        .bus_width(8)
+        .image_size("64M")
+        .timeout(std::time::Duration::from_secs(500))
+        .run(
+            "mmcab info /dev/mmcblk0 > /dev/null && mmcab run /workloads/bus-width-ab.toml \
+             --device /dev/mmcblk0 --allow-write --out /out/ab",
+        );
+    run.assert_success();
+    let dir = run.out_dir.join("ab");
+    let text = ok(mmcab(&["report", dir.to_str().unwrap()]));
+    assert!(
+        text.contains("  bus8: bus-width=8; 8-bit, mmc high-speed, 52 MHz\n")
+            && text.contains("  bus4: bus-width=4; 4-bit, mmc high-speed, 52 MHz\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("seq-write: dd-write: rw=write bs=1M size=4M direct=1"),
+        "{text}"
+    );
+    assert_eq!(
+        bins_match_runs(&dir, "seq-write"),
+        6,
+        "2 configs x 3 repetitions"
+    );
+    charts::check_png(&dir.join("report/throughput-seq-write.png"));
 }
