@@ -267,3 +267,31 @@ fn the_quick_start_report_shows_bus_settings_and_throughput_over_time() {
     );
     charts::check_png(&dir.join("report/throughput-seq-write.png"));
 }
+
+/// The same on a recorded run of the quick start
+/// (tests/fixtures/results-quickstart.README.md), without the testbed.
+#[test]
+fn a_recorded_quick_start_report_shows_bus_settings_and_throughput_over_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("quickstart");
+    std::fs::create_dir(&dir).unwrap();
+    let from = root().join("tests/fixtures/results-quickstart");
+    for f in [
+        "runs.csv",
+        "series.csv",
+        "latency.csv",
+        "meta.json",
+        "restore.sh",
+    ] {
+        std::fs::copy(from.join(f), dir.join(f)).unwrap();
+    }
+    let text = ok(mmcab(&["report", dir.to_str().unwrap()]));
+    assert!(
+        text.contains("  bus8: bus-width=8; 8-bit, mmc high-speed, 52 MHz\n")
+            && text.contains("  bus4: bus-width=4; 4-bit, mmc high-speed, 52 MHz\n"),
+        "{text}"
+    );
+    assert!(!text.contains("no throughput-over-time chart"), "{text}");
+    assert_eq!(bins_match_runs(&dir, "seq-write"), 6);
+    charts::check_png(&dir.join("report/throughput-seq-write.png"));
+}

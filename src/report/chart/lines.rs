@@ -314,7 +314,7 @@ where
     }
     chart
         .configure_series_labels()
-        .position(legend_position(panel))
+        .position(legend_position(panel, &tx))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font((FONT, 14))
@@ -322,24 +322,50 @@ where
     Ok(())
 }
 
-/// Keep the legend off the data: CDFs rise to the right (legend lower right); falling
-/// curves (IOPS against block size) leave the upper right free, rising ones the upper left.
-fn legend_position(panel: &LinePanel) -> SeriesLabelPosition {
+/// Keep the legend off the data: CDFs rise to the right (legend lower right); other
+/// charts take the corner (upper right, upper left, lower right, lower left, in that
+/// order of preference) with the fewest points under where the legend box goes.
+/// `tx` maps x to the drawn axis (log2 or as is).
+fn legend_position(panel: &LinePanel, tx: &dyn Fn(f64) -> f64) -> SeriesLabelPosition {
     if panel.y_max.is_some() {
         return SeriesLabelPosition::LowerRight;
     }
-    let (mut first, mut last) = (0.0, 0.0);
-    for l in &panel.lines {
-        if let (Some(a), Some(b)) = (l.points.first(), l.points.last()) {
-            first += a.1;
-            last += b.1;
-        }
+    let points: Vec<(f64, f64)> = panel
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|(x, y)| (tx(*x), *y)))
+        .collect();
+    let (mut x_lo, mut x_hi, mut y_hi) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for (x, y) in &points {
+        x_lo = x_lo.min(*x);
+        x_hi = x_hi.max(*x);
+        y_hi = y_hi.max(*y);
     }
-    if first > last {
-        SeriesLabelPosition::UpperRight
-    } else {
-        SeriesLabelPosition::UpperLeft
-    }
+    let (w, h) = ((x_hi - x_lo).max(1e-9), (y_hi * 1.15).max(1e-9));
+    // The box: about a third of the width, and a line of height per legend entry.
+    let entries = panel.lines.iter().filter(|l| l.label.is_some()).count() as f64;
+    let box_h = (0.08 + 0.06 * entries).min(0.6);
+    let under = |left: bool, top: bool| {
+        points
+            .iter()
+            .filter(|(x, y)| {
+                let fx = (x - x_lo) / w;
+                let fy = y / h;
+                let in_x = if left { fx <= 0.35 } else { fx >= 0.65 };
+                let in_y = if top { fy >= 1.0 - box_h } else { fy <= box_h };
+                in_x && in_y
+            })
+            .count()
+    };
+    [
+        (SeriesLabelPosition::UpperRight, false, true),
+        (SeriesLabelPosition::UpperLeft, true, true),
+        (SeriesLabelPosition::LowerRight, false, false),
+        (SeriesLabelPosition::LowerLeft, true, false),
+    ]
+    .into_iter()
+    .min_by_key(|(_, left, top)| under(*left, *top))
+    .map_or(SeriesLabelPosition::UpperRight, |(p, _, _)| p)
 }
 
 impl Chart for LineChart {
