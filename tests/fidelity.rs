@@ -8,35 +8,16 @@
 
 #[path = "common/charts.rs"]
 mod charts;
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/loop_device.rs"]
 mod loop_device;
 #[path = "common/testbed.rs"]
 mod testbed;
 
+use cli::{mmcab, ok, root};
 use loop_device::LoopDevice;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn mmcab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .args(args)
-        .output()
-        .expect("run mmcab")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "mmcab failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+use std::path::Path;
 
 fn report_json(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("report/report.json")).unwrap()).unwrap()

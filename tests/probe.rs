@@ -9,35 +9,17 @@
 
 #[path = "common/charts.rs"]
 mod charts;
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/loop_device.rs"]
 mod loop_device;
 #[path = "common/testbed.rs"]
 mod testbed;
 
+use cli::{mmcab, ok, root};
 use loop_device::LoopDevice;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn mmcab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .args(args)
-        .output()
-        .expect("run mmcab")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "mmcab failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
 
 /// The one line a refusal prints, and a failing status.
 fn refused(out: Output) -> String {

@@ -8,23 +8,14 @@
 
 #[path = "common/charts.rs"]
 mod charts;
+#[path = "common/cli.rs"]
+mod cli;
 
 use charts::check_png;
+use cli::{mmcab, root};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 const MAX_COLUMNS: usize = 72;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn mmcab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .args(args)
-        .output()
-        .expect("run mmcab")
-}
 
 fn updating() -> bool {
     std::env::var_os("UPDATE_GOLDEN").is_some()
