@@ -13,6 +13,12 @@
 //!   t = slope / se (n - 2 degrees of freedom), as scipy.stats.linregress does.
 //!
 //! Pinned against scipy in `tests/fixtures/stats/` (see the script there).
+//!
+//! Across boots the unit of replication is the boot: [`boots`]. The p-values of one
+//! report are adjusted together: [`multiple`].
+
+pub mod boots;
+pub mod multiple;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -70,7 +76,7 @@ pub fn t_critical(df: f64) -> f64 {
 }
 
 /// Two-sided p-value of a t statistic with `df` degrees of freedom.
-fn t_two_sided_p(t: f64, df: f64) -> f64 {
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
     match StudentsT::new(0.0, 1.0, df) {
         Ok(dist) => (2.0 * dist.sf(t.abs())).min(1.0),
         Err(_) => f64::NAN,
@@ -174,6 +180,9 @@ pub enum Verdict {
     NoSignificantChange,
     /// Not enough samples for an interval (e.g. single published values).
     NotTested,
+    /// One boot per side: the change between two boots includes their own offsets,
+    /// which the runs of one boot cannot show (see [`boots`]).
+    OneBootPerSide,
 }
 
 impl Verdict {
@@ -183,6 +192,7 @@ impl Verdict {
             Verdict::Slower => "slower",
             Verdict::NoSignificantChange => "no significant change",
             Verdict::NotTested => "not tested (n < 2)",
+            Verdict::OneBootPerSide => "not called (one boot per side)",
         }
     }
 }
@@ -199,6 +209,17 @@ pub fn verdict(change: &Change, higher_is_better: bool) -> Verdict {
         (true, _, true) | (_, true, false) => Verdict::Faster,
         (true, _, false) | (_, true, true) => Verdict::Slower,
         _ => Verdict::NoSignificantChange,
+    }
+}
+
+/// The verdict once the report's p-values are adjusted together ([`multiple`]):
+/// faster or slower only when the 95% CI lies on one side of zero and the adjusted
+/// p-value `q` is below [`multiple::ALPHA`] (a NaN `q`: no adjustment).
+pub fn adjusted_verdict(change: &Change, q: f64, higher_is_better: bool) -> Verdict {
+    match verdict(change, higher_is_better) {
+        v @ (Verdict::Faster | Verdict::Slower) if q.is_nan() || q < multiple::ALPHA => v,
+        Verdict::Faster | Verdict::Slower => Verdict::NoSignificantChange,
+        other => other,
     }
 }
 
@@ -245,9 +266,21 @@ pub fn trend(order: &[f64], values: &[f64]) -> Option<Trend> {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
-    FewSamples { n: usize },
-    HighCv { cv: f64 },
-    Drift { slope_rel_per_run: f64, p: f64 },
+    FewSamples {
+        n: usize,
+    },
+    HighCv {
+        cv: f64,
+    },
+    Drift {
+        slope_rel_per_run: f64,
+        p: f64,
+    },
+    /// Runs drifted (as [`Warning::Drift`]) within `boots` of the `of` boots of a side.
+    DriftInBoots {
+        boots: usize,
+        of: usize,
+    },
 }
 
 impl Warning {
@@ -265,6 +298,9 @@ impl Warning {
                 slope_rel_per_run * 100.0,
                 format_p(*p)
             ),
+            Warning::DriftInBoots { boots, of } => {
+                format!("runs drift within {boots} of {of} boots (p < {DRIFT_ALPHA})")
+            }
         }
     }
 }
