@@ -167,6 +167,16 @@ pub enum Model {
 }
 
 impl Model {
+    /// As in JSON and CSV.
+    pub fn key(self) -> &'static str {
+        match self {
+            Model::BootMeansWelch => "boot_means_welch",
+            Model::BootMeansPooled => "boot_means_pooled",
+            Model::Calibrated => "calibrated",
+            Model::OneBootPerSide => "one_boot_per_side",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Model::BootMeansWelch => "boot means, Welch t",
@@ -206,8 +216,13 @@ impl CalibratedSpread {
     /// (boot_cv^2 less what the calibration's runs explain, at least 0) plus the runs'
     /// part for `runs`. Equals boot_cv^2 when `runs` is the calibration's.
     pub fn boot_mean_rel_var(&self, runs: f64) -> f64 {
-        let own = (self.boot_cv.powi(2) - self.run_cv.powi(2) / self.runs_per_boot).max(0.0);
-        own + self.run_cv.powi(2) / runs
+        self.between_rel_var() + self.run_cv.powi(2) / runs
+    }
+
+    /// Relative variance of the boots' own offsets: boot_cv^2 less the runs' part
+    /// run_cv^2 / runs_per_boot, at least 0.
+    pub fn between_rel_var(&self) -> f64 {
+        (self.boot_cv.powi(2) - self.run_cv.powi(2) / self.runs_per_boot).max(0.0)
     }
 }
 

@@ -95,6 +95,7 @@ fn boot_change_matches_scipy_ttest_on_boot_means() {
         );
         let got = boot_change(&side(&r, a), &side(&r, b), None);
         let model = serde_json::to_value(got.model).expect("model");
+        assert_eq!(model, got.model.key());
         assert_eq!(model, want["model"], "{a} vs {b}");
         let c = got.change;
         for (field, value) in [

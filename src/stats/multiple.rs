@@ -32,6 +32,16 @@ pub enum Correction {
 }
 
 impl Correction {
+    pub const ALL: [Correction; 2] = [Correction::BenjaminiHochberg, Correction::Holm];
+
+    /// Short name, as on the command line.
+    pub fn key(self) -> &'static str {
+        match self {
+            Correction::BenjaminiHochberg => "bh",
+            Correction::Holm => "holm",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Correction::BenjaminiHochberg => "Benjamini-Hochberg",
