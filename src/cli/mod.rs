@@ -17,6 +17,7 @@ mod progress;
 mod report;
 mod run;
 pub mod tables;
+mod until_ci;
 mod values;
 
 pub use calibrate::CalibrateArgs;
