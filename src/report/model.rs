@@ -49,6 +49,17 @@ pub struct ConfigRow {
     pub warnings: Vec<Warning>,
 }
 
+impl ConfigRow {
+    /// Mean and 95% CI as charts show them: across boots (the boot means) when the row
+    /// has several boots, else over its runs. The CI is NaN when there is none.
+    pub fn mean_ci(&self) -> (f64, f64, f64) {
+        match &self.across {
+            Some(a) if a.spread.boots > 1 => (a.spread.mean, a.spread.ci_low, a.spread.ci_high),
+            _ => (self.summary.mean, self.summary.ci_low, self.summary.ci_high),
+        }
+    }
+}
+
 /// A row of a comparison across boots: its spread, and how its change was tested.
 #[derive(Debug, Clone, Serialize)]
 pub struct Across {
