@@ -3,6 +3,7 @@
 
 use super::output::Output;
 use crate::report::calibration::{Calibration, Entry};
+use crate::report::model::format_percent;
 use crate::stats::boots::boots_needed;
 use anyhow::Result;
 use clap::Args;
@@ -58,14 +59,6 @@ pub fn execute(args: &CalibrateArgs, out: &Output) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn pct(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:.1}", v * 100.0)
-    } else {
-        "-".into()
-    }
-}
-
 /// Boots per side for each of [`CHANGES`].
 fn needed(e: &Entry) -> String {
     let v = e.spread.boot_mean_rel_var(e.spread.runs_per_boot);
@@ -100,9 +93,9 @@ fn table(cal: &Calibration) -> String {
             "{:<28} {:>6.1} {:>9} {:>9} {:>8} {:>11}",
             name,
             e.spread.runs_per_boot,
-            pct(e.spread.boot_cv),
-            pct(e.spread.run_cv),
-            pct(between),
+            format_percent(e.spread.boot_cv),
+            format_percent(e.spread.run_cv),
+            format_percent(between),
             needed(e)
         );
     }

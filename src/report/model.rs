@@ -252,6 +252,16 @@ pub fn format_value(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// A fraction as a percentage with one decimal and no sign (`12.3`), `-` when not a
+/// number.
+pub fn format_percent(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.1}", v * 100.0)
+    } else {
+        "-".to_string()
+    }
+}
+
 /// A relative change as a signed percentage.
 pub fn format_pct(rel: f64) -> String {
     if rel.is_nan() {

@@ -2,17 +2,9 @@
 //! means with the 95% CI across boots, the between-boot spread (sd of the boot means)
 //! and the within-boot spread (pooled sd of the runs in a boot), and boots x runs.
 
-use super::model::{format_value, Block, Boots, Report};
+use super::model::{format_percent, format_value, Block, Boots, Report};
 use super::text::{ascii, cut};
 use crate::stats::boots::Spread;
-
-fn pct(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:.1}", v * 100.0)
-    } else {
-        "-".to_string()
-    }
-}
 
 /// `3 x 5`, or `3 x 4-5` when boots have different numbers of runs.
 fn boots_x_runs(s: &Spread) -> String {
@@ -43,8 +35,8 @@ pub fn table(out: &mut String, report: &Report, block: &Block, name_w: usize) {
             name,
             format_value(s.mean),
             format_value((s.ci_high - s.ci_low) / 2.0),
-            pct(s.boot_cv()),
-            pct(s.run_cv()),
+            format_percent(s.boot_cv()),
+            format_percent(s.run_cv()),
             boots_x_runs(s),
         ));
     }
@@ -87,9 +79,9 @@ pub fn markdown(out: &mut String, report: &Report, boots: &Boots) {
                 row.config,
                 boots_x_runs(s),
                 format_value(s.mean),
-                pct(s.boot_cv()),
-                pct(s.run_cv()),
-                pct(s.between_cv()),
+                format_percent(s.boot_cv()),
+                format_percent(s.run_cv()),
+                format_percent(s.between_cv()),
                 a.model.map_or("(A)", |m| m.as_str()),
                 a.boots_needed.map_or(String::new(), |m| m.to_string()),
             ));

@@ -27,7 +27,7 @@
 //! they equal REML's unless the boot variance is truncated at 0).
 //! Pinned against scipy and statsmodels (MixedLM) in `tests/fixtures/stats/`.
 
-use super::{mean, sample_sd, t_critical, t_two_sided_p, welch_change, Change};
+use super::{mean, summarize, t_critical, t_two_sided_p, welch_change, Change};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -107,23 +107,18 @@ pub fn spread(boots: &[Vec<f64>]) -> Spread {
     } else {
         f64::NAN
     };
-    let m = mean(&means);
-    let boot_sd = sample_sd(&means);
-    let half = if k >= 2 {
-        t_critical((k - 1) as f64) * boot_sd / (k as f64).sqrt()
-    } else {
-        f64::NAN
-    };
+    // The boot means as a sample: their mean, sd and t interval.
+    let across = summarize(&means);
     Spread {
         boots: k,
         runs,
         min_runs: groups.iter().map(|g| g.len()).min().unwrap_or(0),
         max_runs: groups.iter().map(|g| g.len()).max().unwrap_or(0),
-        mean: m,
-        boot_sd,
+        mean: across.mean,
+        boot_sd: across.sd,
         run_sd: within_var.sqrt(),
-        ci_low: m - half,
-        ci_high: m + half,
+        ci_low: across.ci_low,
+        ci_high: across.ci_high,
         between_var: between_var(&groups, within_var),
         within_var,
     }

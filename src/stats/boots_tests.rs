@@ -2,6 +2,7 @@
 //! (tests/fixtures/stats/boots_reference.py and .json).
 
 use super::*;
+use crate::stats::Change;
 use serde_json::Value;
 
 pub(crate) fn reference() -> Value {
@@ -42,6 +43,19 @@ fn close_to(got: f64, want: f64, rel_tol: f64, what: &str) {
 
 fn close(got: f64, want: f64, what: &str) {
     close_to(got, want, 1e-9, what)
+}
+
+/// Every field of `got` equals the reference's.
+fn same_change(got: &Change, want: &Value, what: &str) {
+    for (field, value) in [
+        ("rel", got.rel),
+        ("ci_low", got.ci_low),
+        ("ci_high", got.ci_high),
+        ("p", got.p),
+        ("df", got.df),
+    ] {
+        close(value, num(want, field), &format!("{what}: {field}"));
+    }
 }
 
 #[test]
@@ -97,16 +111,7 @@ fn boot_change_matches_scipy_ttest_on_boot_means() {
         let model = serde_json::to_value(got.model).expect("model");
         assert_eq!(model, got.model.key());
         assert_eq!(model, want["model"], "{a} vs {b}");
-        let c = got.change;
-        for (field, value) in [
-            ("rel", c.rel),
-            ("ci_low", c.ci_low),
-            ("ci_high", c.ci_high),
-            ("p", c.p),
-            ("df", c.df),
-        ] {
-            close(value, num(want, field), &format!("{a} vs {b}: {field}"));
-        }
+        same_change(&got.change, want, &format!("{a} vs {b}"));
     }
 }
 
@@ -122,20 +127,11 @@ fn calibrated_single_boots_match_the_formula_under_scipy() {
         );
         let got = boot_change(&side(&r, a), &side(&r, b), Some(&cal));
         assert_eq!(got.model, Model::Calibrated);
-        let c = got.change;
-        for (field, value) in [
-            ("rel", c.rel),
-            ("ci_low", c.ci_low),
-            ("ci_high", c.ci_high),
-            ("p", c.p),
-            ("df", c.df),
-        ] {
-            close(value, num(want, field), &format!("{a} vs {b}: {field}"));
-        }
+        same_change(&got.change, want, &format!("{a} vs {b}"));
         // Without the calibration the same pair is shown, not tested.
         let bare = boot_change(&side(&r, a), &side(&r, b), None);
         assert_eq!(bare.model, Model::OneBootPerSide);
-        close(bare.change.rel, c.rel, "rel");
+        close(bare.change.rel, got.change.rel, "rel");
         assert!(bare.change.ci_low.is_nan() && bare.change.p.is_nan());
     }
 }
