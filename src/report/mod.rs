@@ -20,6 +20,7 @@ pub mod markdown;
 pub mod model;
 pub mod reference;
 pub mod results;
+pub mod sides;
 pub mod text;
 mod text_boots;
 pub mod wording;
