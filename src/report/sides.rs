@@ -88,18 +88,19 @@ impl Sides {
             .collect()
     }
 
-    /// Each side's name and the directory names of its boots.
+    /// Each side's name and the names of its boots: the directory names, with as many
+    /// parent directories as it takes to tell them apart (`boot1/r`, `boot2/r`).
     pub fn boot_names(&self) -> Vec<(String, Vec<String>)> {
+        let names = short_names(&self.dirs);
         self.names
             .iter()
             .enumerate()
             .map(|(side, name)| {
-                let dirs = self.of(side).map(|d| {
-                    d.dir.file_name().map_or_else(
-                        || d.dir.display().to_string(),
-                        |n| n.to_string_lossy().into(),
-                    )
-                });
+                let dirs = names
+                    .iter()
+                    .zip(&self.side_of)
+                    .filter(|(_, s)| **s == side)
+                    .map(|(n, _)| n.clone());
                 (name.clone(), dirs.collect())
             })
             .collect()
@@ -109,6 +110,32 @@ impl Sides {
     pub fn several_boots(&self) -> bool {
         (0..self.names.len()).any(|s| self.of(s).count() > 1)
     }
+}
+
+/// The last path components of each directory, as few as tell them all apart.
+fn short_names(dirs: &[ResultsDir]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = dirs
+        .iter()
+        .map(|d| {
+            d.dir
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect()
+        })
+        .collect();
+    let longest = parts.iter().map(Vec::len).max().unwrap_or(0);
+    let tail = |p: &Vec<String>, k: usize| p[p.len().saturating_sub(k)..].join("/");
+    for k in 1..longest {
+        let names: Vec<String> = parts.iter().map(|p| tail(p, k)).collect();
+        let unique = names
+            .iter()
+            .enumerate()
+            .all(|(i, n)| !names[..i].contains(n));
+        if unique {
+            return names;
+        }
+    }
+    dirs.iter().map(|d| d.dir.display().to_string()).collect()
 }
 
 /// `<first dir>/report/compare-<side>-vs-<side>...`.
@@ -225,6 +252,21 @@ mod tests {
         assert_eq!(
             out_dir(&Sides::each_dir(vec![a.clone(), b.clone()])),
             PathBuf::from("/r/a/report/compare-v7-vs-v7-2")
+        );
+        let names = Sides::two(
+            vec![dir("/x/boot1/r", "v7"), dir("/x/boot2/r", "v7")],
+            vec![dir("/x/boot3/r", "v8")],
+        )
+        .boot_names();
+        assert_eq!(
+            names,
+            [
+                (
+                    "v7".to_string(),
+                    vec!["boot1/r".to_string(), "boot2/r".into()]
+                ),
+                ("v8".to_string(), vec!["boot3/r".to_string()])
+            ]
         );
         // Two sides of boots with the same label: named base and new.
         let sides = Sides::two(vec![a.clone()], vec![b.clone()]);
