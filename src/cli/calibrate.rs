@@ -80,22 +80,37 @@ fn table(cal: &Calibration) -> String {
         cal.boots.len(),
         cal.kernels.join(", ")
     );
+    let rows: Vec<(String, &Entry)> = cal
+        .entries
+        .iter()
+        .filter(|e| e.headline)
+        .map(|e| {
+            (
+                format!("{}/{} {}, {}", e.config, e.workload, e.direction, e.unit),
+                e,
+            )
+        })
+        .collect();
+    let w = rows
+        .iter()
+        .map(|(name, _)| name.len())
+        .chain(["config/workload, metric".len()])
+        .max()
+        .unwrap_or(0);
     let _ = writeln!(
         s,
-        "{:<28} {:>6} {:>9} {:>9} {:>8} {:>11}",
+        "{:<w$} {:>6} {:>9} {:>9} {:>8} {:>14}",
         "config/workload, metric", "runs", "boot cv%", "run cv%", "between", "boots 2/5/10%"
     );
-    for e in cal.entries.iter().filter(|e| e.headline) {
-        let name = format!("{}/{} {}, {}", e.config, e.workload, e.direction, e.unit);
-        let between = e.spread.between_rel_var().sqrt();
+    for (name, e) in &rows {
         let _ = writeln!(
             s,
-            "{:<28} {:>6.1} {:>9} {:>9} {:>8} {:>11}",
+            "{:<w$} {:>6.1} {:>9} {:>9} {:>8} {:>14}",
             name,
             e.spread.runs_per_boot,
             format_percent(e.spread.boot_cv),
             format_percent(e.spread.run_cv),
-            format_percent(between),
+            format_percent(e.spread.between_rel_var().sqrt()),
             needed(e)
         );
     }

@@ -54,7 +54,8 @@ impl ValueEnum for Correction {
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        let value = PossibleValue::new(self.key()).help(self.controls());
+        let value =
+            PossibleValue::new(self.key()).help(format!("{}: {}", self.as_str(), self.controls()));
         Some(match self {
             // statsmodels' names for the same methods.
             Correction::BenjaminiHochberg => value.aliases(["fdr_bh", "benjamini-hochberg"]),

@@ -3,8 +3,9 @@
 //! boot), stored for later comparisons of single boots on that board.
 //!
 //! A calibration is keyed by the device identity that `mmcab compare` checks (CID
-//! manfid, oemid, name, serial and capacity; the device summary for other targets) and
-//! the plan's sha256: the spread of one workload says nothing about another. It holds,
+//! manfid, oemid, name, serial and capacity; the device summary for other targets), the
+//! plan's sha256 and `--scale-down`: the spread of one workload (or size) says nothing
+//! about another. It holds,
 //! per plan config x workload x direction x metric, the boots, the runs per boot, the
 //! sd of the boot means and the pooled within-boot sd (relative to the mean), from
 //! which [`CalibratedSpread`] gives the variance of one boot's mean.
@@ -37,6 +38,8 @@ pub struct Calibration {
     pub device_summary: String,
     pub plan_name: String,
     pub plan_sha256: String,
+    /// `--scale-down` of the A/A runs (None: 1): sizes change the spread too.
+    pub scale_down: Option<u32>,
     /// Kernel releases of the A/A boots.
     pub kernels: Vec<String>,
     /// The results directories (boots) it was made from.
@@ -94,6 +97,16 @@ impl Calibration {
                 );
             }
         }
+        if self.scale_down.unwrap_or(1) != dir.meta.scale_down.unwrap_or(1) {
+            bail!(
+                "calibration {} was measured with --scale-down {}, {} ran with --scale-down \
+                 {}: calibrate with the same sizes",
+                path.display(),
+                self.scale_down.unwrap_or(1),
+                dir.dir.display(),
+                dir.meta.scale_down.unwrap_or(1)
+            );
+        }
         if self.plan_sha256 != dir.meta.plan_sha256 {
             bail!(
                 "calibration {} is for plan {} (sha256 {:.12}), {} ran {} (sha256 {:.12}): \
@@ -127,7 +140,8 @@ fn identity(dir: &ResultsDir) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `<16 hex of the device identity's sha256>-<12 hex of the plan's sha256>.json`.
+/// `<16 hex of the device identity's sha256>-<12 hex of the plan's sha256>[-sN].json`
+/// (`-sN` for `--scale-down N`).
 pub fn file_name(dir: &ResultsDir) -> String {
     let key: Vec<String> = identity(dir)
         .into_iter()
@@ -136,7 +150,11 @@ pub fn file_name(dir: &ResultsDir) -> String {
     let digest = Sha256::digest(key.join("\n").as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     let plan = &dir.meta.plan_sha256;
-    format!("{}-{}.json", &hex[..16], &plan[..plan.len().min(12)])
+    let scale = match dir.meta.scale_down {
+        Some(n) if n != 1 => format!("-s{n}"),
+        _ => String::new(),
+    };
+    format!("{}-{}{scale}.json", &hex[..16], &plan[..plan.len().min(12)])
 }
 
 /// Calibration of A/A boots `dirs` (one results directory each): refused for unlike
@@ -150,7 +168,18 @@ pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
             dirs.len()
         );
     }
-    let problems = mismatches(dirs);
+    let mut problems = mismatches(dirs);
+    for d in &dirs[1..] {
+        if d.meta.scale_down.unwrap_or(1) != dirs[0].meta.scale_down.unwrap_or(1) {
+            problems.push(format!(
+                "--scale-down differs: {} ran {}, {} ran {}",
+                dirs[0].dir.display(),
+                dirs[0].meta.scale_down.unwrap_or(1),
+                d.dir.display(),
+                d.meta.scale_down.unwrap_or(1)
+            ));
+        }
+    }
     if !problems.is_empty() {
         bail!(
             "a calibration is of one board and one plan:\n  {}",
@@ -210,6 +239,7 @@ pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
         device_summary: first.meta.device_summary.clone(),
         plan_name: first.meta.plan_name.clone(),
         plan_sha256: first.meta.plan_sha256.clone(),
+        scale_down: first.meta.scale_down.filter(|&n| n != 1),
         kernels,
         boots: dirs.iter().map(|d| d.dir.display().to_string()).collect(),
         entries,

@@ -77,10 +77,10 @@ pub fn change_line(row: &ConfigRow, versus: &str, base: Option<&ConfigRow>) -> O
             });
             let calibrated = across.and_then(|a| a.model) == Some(Model::Calibrated);
             let mut line = format!(
-                "{head} [{}, {}], p {p}{q}, {}{n}: {}",
+                "{head} [{}, {}], p {p}{q}, {n}{}: {}",
                 format_pct(change.ci_low),
                 format_pct(change.ci_high),
-                if calibrated { "calibrated, " } else { "" },
+                if calibrated { ", calibrated" } else { "" },
                 v.as_str()
             );
             if let (Verdict::NoSignificantChange, Some(a)) = (v, across) {
