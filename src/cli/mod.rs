@@ -61,7 +61,8 @@ pub enum Command {
     Calibrate(CalibrateArgs),
 }
 
-/// Run one command; a failure is one `mmcab: error: ...` line and exit status 1.
+/// Run one command; a failure is one `mmcab: error: ...` line and exit status 1 (or one
+/// of the statuses of `mmcab run`, see run.rs).
 pub fn run(cli: Cli) -> ExitCode {
     let (quiet, json) = match &cli.command {
         Command::Info(a) => (false, a.json),
@@ -83,7 +84,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Err(err) => {
             // One line for the common case; the chain of causes follows ": ".
             out.error(&err);
-            ExitCode::FAILURE
+            ExitCode::from(run::exit_status(&err))
         }
     }
 }

@@ -74,6 +74,13 @@ pub trait Knob: Send {
     /// saved as `restore.sh` in the results directory.
     fn restore_commands(&self) -> Vec<String>;
 
+    /// Shell commands that must run before any knob's [`Knob::restore_commands`] (the
+    /// bus-width knob binds the card's driver again if it was unbound: its re-init, and
+    /// the card's block-device files, need it). Printed first, once each.
+    fn restore_preconditions(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// A counter snapshot that can prove the knob acted during a run (packing: the card's
     /// `wr_pack_stats`); `None` for knobs without one.
     fn evidence(&self) -> Option<Result<String>> {

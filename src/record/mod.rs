@@ -1,7 +1,8 @@
 //! The results directory: `runs.csv` (one row per run x job x direction, appended and
 //! fsynced after every run), `series.csv` (per-second throughput), `latency.csv`
 //! (latency CDF points), `knob_evidence.csv` (what a knob's counters showed per run),
-//! `meta.json` and `restore.sh`.
+//! `verify_errors.csv` (the bad blocks verify found, [`verify`]), `meta.json` and
+//! `restore.sh`.
 //!
 //! Column names carry their units. The report reads these files back, so this module is
 //! the schema both sides share.
@@ -10,6 +11,7 @@ use crate::plan::matrix::Order;
 use crate::workload::result::Direction;
 use serde::{Deserialize, Serialize};
 
+pub mod verify;
 pub mod writer;
 
 /// Job name used for the rows that aggregate all jobs of a workload (group reporting).

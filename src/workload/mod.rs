@@ -3,11 +3,13 @@
 //!
 //! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words)
 //! - [`target`]: block device, file or directory, and the write-safety checks
-//! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync
+//! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync;
+//!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
 //! - [`sync`] / [`uring`]: the two engines; [`offsets`], [`buffer`], [`measure`]: their parts
 
 pub mod buffer;
 pub mod clone_io;
+pub mod io_error;
 pub mod job;
 pub mod measure;
 pub mod offsets;
@@ -17,6 +19,7 @@ pub mod sync;
 pub mod target;
 pub mod uring;
 
+pub use io_error::{IoFailure, IoOp};
 pub use result::WorkloadResult;
 pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
