@@ -135,32 +135,45 @@ pub struct Change {
 /// Relative change of B against A with its Welch 95% CI and p-value.
 pub fn welch_change(a: &[f64], b: &[f64]) -> Change {
     let (ma, mb) = (mean(a), mean(b));
-    let rel = (mb - ma) / ma;
     if a.len() < 2 || b.len() < 2 {
-        return Change {
-            rel,
-            ci_low: f64::NAN,
-            ci_high: f64::NAN,
-            p: f64::NAN,
-            df: f64::NAN,
-        };
+        return t_change(ma, mb, f64::NAN, f64::NAN);
     }
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let (va, vb) = (sample_sd(a).powi(2) / na, sample_sd(b).powi(2) / nb);
     let se = (va + vb).sqrt();
-    let diff = mb - ma;
+    let df = if se == 0.0 {
+        f64::INFINITY
+    } else {
+        (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
+    };
+    t_change(ma, mb, se, df)
+}
+
+/// The change (mean_b - mean_a) / mean_a with the 95% interval and two-sided p of the
+/// t statistic (mean_b - mean_a) / `se` on `df` degrees of freedom, both relative to
+/// mean_a. No spread (`se` = 0): the difference is exact (p 0 or 1). No `se` or `df`:
+/// the change alone, interval and p NaN.
+pub fn t_change(ma: f64, mb: f64, se: f64, df: f64) -> Change {
+    let (rel, diff) = ((mb - ma) / ma, mb - ma);
+    let nan = f64::NAN;
+    if se.is_nan() || df.is_nan() || df <= 0.0 {
+        return Change {
+            rel,
+            ci_low: nan,
+            ci_high: nan,
+            p: nan,
+            df,
+        };
+    }
     if se == 0.0 {
-        // No spread at all: the difference is exact.
-        let p = if diff == 0.0 { 1.0 } else { 0.0 };
         return Change {
             rel,
             ci_low: rel,
             ci_high: rel,
-            p,
-            df: f64::INFINITY,
+            p: if diff == 0.0 { 1.0 } else { 0.0 },
+            df,
         };
     }
-    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
     let half = t_critical(df) * se;
     Change {
         rel,

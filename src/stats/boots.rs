@@ -27,7 +27,7 @@
 //! they equal REML's unless the boot variance is truncated at 0).
 //! Pinned against scipy and statsmodels (MixedLM) in `tests/fixtures/stats/`.
 
-use super::{mean, summarize, t_critical, t_two_sided_p, welch_change, Change};
+use super::{mean, summarize, t_change, t_critical, welch_change, Change};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -289,39 +289,6 @@ pub fn pooled_change(a: &[f64], b: &[f64]) -> Change {
     let df = (a.len() + b.len()) as f64 - 2.0;
     let se = (pooled_var(a, b) * (1.0 / a.len() as f64 + 1.0 / b.len() as f64)).sqrt();
     t_change(ma, mb, se, df)
-}
-
-/// Change with the interval and p of a t statistic (mean_b - mean_a) / se on `df`.
-fn t_change(ma: f64, mb: f64, se: f64, df: f64) -> Change {
-    let (rel, diff) = ((mb - ma) / ma, mb - ma);
-    let nan = f64::NAN;
-    if se.is_nan() || df.is_nan() || df <= 0.0 {
-        return Change {
-            rel,
-            ci_low: nan,
-            ci_high: nan,
-            p: nan,
-            df,
-        };
-    }
-    if se == 0.0 {
-        // No spread at all: the difference is exact.
-        return Change {
-            rel,
-            ci_low: rel,
-            ci_high: rel,
-            p: if diff == 0.0 { 1.0 } else { 0.0 },
-            df,
-        };
-    }
-    let half = t_critical(df) * se;
-    Change {
-        rel,
-        ci_low: (diff - half) / ma,
-        ci_high: (diff + half) / ma,
-        p: t_two_sided_p(diff / se, df),
-        df,
-    }
 }
 
 /// One boot per side, the variance of each boot mean from the calibration (for that
