@@ -236,9 +236,10 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
                         for b in blocks.iter().filter(|b| b.metric.key == key) {
                             let x = b.block_size_bytes.unwrap_or(0) as f64 * nudge;
                             for r in b.rows.iter().filter(|r| &r.config == config) {
-                                line.points.push((x, r.summary.mean));
-                                if r.summary.ci_low.is_finite() {
-                                    line.errors.push((x, r.summary.ci_low, r.summary.ci_high));
+                                let (mean, low, high) = r.mean_ci();
+                                line.points.push((x, mean));
+                                if low.is_finite() {
+                                    line.errors.push((x, low, high));
                                 }
                             }
                         }
