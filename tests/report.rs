@@ -112,11 +112,23 @@ fn summary_csv_is_tidy() {
     let rows: Vec<&str> = lines.collect();
     // 2 configs x 5 workloads x 4 metrics (mb_per_s, iops, lat_mean_us, lat_p99_us).
     assert_eq!(rows.len(), 40);
-    let slower = rows
+    let column = |name: &str| {
+        header
+            .split(',')
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column {name}: {header}"))
+    };
+    let seq_write: Vec<&str> = rows
         .iter()
         .find(|r| r.starts_with("max-sectors-16k,seq-write,write,mb_per_s,"))
-        .expect("seq-write row");
-    assert!(slower.contains(",slower,"), "{slower}");
+        .expect("seq-write row")
+        .split(',')
+        .collect();
+    // p = 0.019 alone: slower; adjusted over the report's 20 tests (q = 0.127): not.
+    let number = |name: &str| -> f64 { seq_write[column(name)].parse().expect(name) };
+    assert!((number("p") - 0.019).abs() < 0.001, "{seq_write:?}");
+    assert!((number("q") - 0.1268).abs() < 0.001, "{seq_write:?}");
+    assert_eq!(seq_write[column("verdict")], "no significant change");
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("report/report.json")).expect("json"),
     )

@@ -149,6 +149,11 @@ pub struct Meta {
     /// `--scale-down` the sizes were divided by (None: 1, as written in the plan).
     #[serde(default)]
     pub scale_down: Option<u32>,
+    /// `--until-ci`: a config x workload stopped once the 95% CI half-width of its mean
+    /// was at most this percentage (`repetitions` is then `--max-repeat`); absent for a
+    /// fixed number of repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ci_pct: Option<f64>,
     pub started_unix_s: f64,
     /// Set when every run of the matrix has finished.
     pub finished_unix_s: Option<f64>,

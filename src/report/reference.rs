@@ -153,6 +153,9 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         published: true,
         blocks,
         notes: unique(rows.iter().map(|r| r.notes.as_str())),
+        correction: None,
+        tests: 0,
+        boots: None,
     })
 }
 

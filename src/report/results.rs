@@ -269,6 +269,9 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         baseline,
         published: false,
         notes: Vec::new(),
+        correction: None,
+        tests: 0,
+        boots: None,
     };
     report.header.push((
         "Runs".into(),

@@ -114,6 +114,8 @@ pub fn job_words(job: &JobSpec) -> String {
         match job.engine {
             Engine::Sync => "psync",
             Engine::IoUring => "io_uring",
+            // No fio engine does this: mmcab's CMD23 + CMD18/CMD25 through the MMC ioctl.
+            Engine::Ioctl => "mmc-ioctl(mmcab)",
         }
     ));
     w.push(format!("iodepth={}", job.iodepth));

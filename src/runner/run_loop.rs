@@ -8,6 +8,7 @@
 //! errors). A failure mid-run (an I/O error, a knob that cannot be applied or restored)
 //! keeps every recorded run and says how to finish with `--resume`.
 
+use super::adaptive::Adaptive;
 use super::events::{Event, Events, RunInfo};
 use super::knobs::{self, KnobPlan};
 use super::observe::Observer;
@@ -50,6 +51,7 @@ pub(super) fn run(
         )?),
         Mode::OnePass => None,
     };
+    let adaptive = Adaptive::for_session(&session, recording.as_ref().map(|r| r.dir()))?;
     let mut runs = Loop {
         session: &session,
         observer: &observer,
@@ -63,6 +65,7 @@ pub(super) fn run(
         bad_blocks: 0,
         done: session.done_len(),
         warned_caches: false,
+        adaptive,
     };
     let looped = runs.all(&mut guard);
     events.event(Event::Finish);
@@ -90,10 +93,24 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         scale_down: session.scale_down.unwrap_or(1),
         seed: session.seed,
         cancel: interrupts.stop.clone(),
+        assume_cmd23_passthrough: opts.assume_cmd23_passthrough,
+        force: opts.force,
         ..EngineOptions::default()
     };
     for &w in &session.workloads {
-        check_workload(&session.plan.workload[w], &target, &engine)?;
+        // Each config that changes a workload (`packed`) is checked as it will run.
+        let mut seen = Vec::new();
+        for config in &session.configs {
+            if seen.contains(&config.packed) {
+                continue;
+            }
+            seen.push(config.packed);
+            let spec = config.workload(&session.plan.workload[w]);
+            check_workload(&spec, &target, &engine).map_err(|e| match config.packed {
+                Some(packed) => e.context(format!("config {} (packed = {packed})", config.name)),
+                None => e,
+            })?;
+        }
     }
     Ok(Prepared {
         observer,
@@ -127,6 +144,8 @@ struct Loop<'a> {
     /// Runs finished, by this invocation and the ones it resumes.
     done: u32,
     warned_caches: bool,
+    /// `--until-ci`: which runs are left out.
+    adaptive: Option<Adaptive>,
 }
 
 impl Loop<'_> {
@@ -140,6 +159,9 @@ impl Loop<'_> {
             dir: self.recording.as_ref().map(|r| r.dir()),
         });
         for slot in session.pending() {
+            if self.adaptive.as_ref().is_some_and(|a| a.skips(&slot)) {
+                continue;
+            }
             if self.interrupts.stopped() || !self.one(guard, slot).map_err(|e| self.explain(e))? {
                 break;
             }
@@ -193,6 +215,7 @@ impl Loop<'_> {
             }
         };
         Ok(Done {
+            adaptive: self.adaptive.as_ref().map(Adaptive::summary),
             results,
             bad_blocks: self.bad_blocks,
             stopped: stopped.then(|| self.interrupts.exit_status()),
@@ -238,7 +261,7 @@ impl Loop<'_> {
     fn one(&mut self, guard: &mut KnobGuard, slot: Slot) -> Result<bool> {
         let session = self.session;
         let config = &session.configs[slot.config];
-        let spec = session.spec(&slot);
+        let spec = session.spec_for(&slot);
         let run = RunInfo {
             mode: session.mode,
             slot,
@@ -261,11 +284,11 @@ impl Loop<'_> {
             .with_context(|| what.clone())?;
         if let Some(recording) = &mut self.recording {
             recording.observe_config(slot.config, self.observer)?;
-            self.drop_caches_for(spec);
+            self.drop_caches_for(&spec);
         }
         self.events.event(Event::RunStarting { run });
         let before = knobs::evidence(guard);
-        let result = match run_workload(spec, self.target, self.engine) {
+        let result = match run_workload(&spec, self.target, self.engine) {
             Ok(result) => result,
             Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
                 return Ok(false)
@@ -291,6 +314,13 @@ impl Loop<'_> {
             result: &result,
             evidence: &evidence,
         });
+        if let Some(stop) = self
+            .adaptive
+            .as_mut()
+            .and_then(|a| a.record(&slot, &result))
+        {
+            self.events.event(Event::Converged { stop: &stop });
+        }
         if session.mode == Mode::OnePass {
             self.results.push(result);
         }

@@ -36,6 +36,8 @@ pub struct Target {
     pub in_use: Option<String>,
     /// For a block device: `major:minor`, as /sys/dev/block names it.
     pub devno: Option<String>,
+    /// What the ioctl engine found out about the card behind it (found when first needed).
+    pub ioctl: super::ioctl::CardCache,
     _exclusive: Option<File>,
 }
 
@@ -62,6 +64,7 @@ impl Target {
                 allow_write,
                 in_use: None,
                 devno: None,
+                ioctl: Default::default(),
                 _exclusive: None,
             })
         } else if ft.is_file() {
@@ -73,6 +76,7 @@ impl Target {
                 allow_write,
                 in_use: None,
                 devno: None,
+                ioctl: Default::default(),
                 _exclusive: None,
             })
         } else {
@@ -103,6 +107,7 @@ impl Target {
             allow_write,
             in_use: None,
             devno: None,
+            ioctl: Default::default(),
             _exclusive: None,
         })
     }
@@ -146,6 +151,7 @@ impl Target {
             allow_write,
             in_use,
             devno: Some(devno),
+            ioctl: Default::default(),
             _exclusive: exclusive,
         })
     }

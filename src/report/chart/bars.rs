@@ -80,11 +80,10 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                                 .iter()
                                 .position(|c| c == &r.config)
                                 .unwrap_or(0),
-                            mean: r.summary.mean,
-                            ci: if r.summary.ci_low.is_finite() {
-                                Some((r.summary.ci_low, r.summary.ci_high))
-                            } else {
-                                None
+                            mean: r.mean_ci().0,
+                            ci: match r.mean_ci() {
+                                (_, low, high) if low.is_finite() => Some((low, high)),
+                                _ => None,
                             },
                             is_baseline: report.is_baseline(&r.config),
                             label: r.change.map(|c| {

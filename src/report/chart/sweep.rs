@@ -108,9 +108,10 @@ fn sweep_lines(report: &Report, points: &[(&Block, f64)], key: &str) -> Vec<Line
         for (b, x) in points.iter().filter(|(b, _)| b.metric.key == key) {
             let x = x * nudge;
             for r in b.rows.iter().filter(|r| &r.config == config) {
-                line.points.push((x, r.summary.mean));
-                if r.summary.ci_low.is_finite() {
-                    line.errors.push((x, r.summary.ci_low, r.summary.ci_high));
+                let (mean, low, high) = r.mean_ci();
+                line.points.push((x, mean));
+                if low.is_finite() {
+                    line.errors.push((x, low, high));
                 }
             }
         }

@@ -193,6 +193,9 @@ mod tests {
             published: false,
             blocks: Vec::new(),
             notes: Vec::new(),
+            correction: None,
+            tests: 0,
+            boots: None,
         };
         let run = |seconds: f64| crate::record::RunRow {
             run: 1,
