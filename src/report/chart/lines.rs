@@ -235,7 +235,7 @@ fn draw_panel<DB, X>(
     panel: &LinePanel,
     x_range: X,
     x_ticks: Option<usize>,
-    y_top: f64,
+    (y_low, y_top): (f64, f64),
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
     DB: DrawingBackend,
@@ -247,7 +247,7 @@ where
         .margin(10)
         .x_label_area_size(44)
         .y_label_area_size(Y_LABEL_PX)
-        .build_cartesian_2d(x_range, 0.0..y_top)?;
+        .build_cartesian_2d(x_range, y_low..y_top)?;
     let axis = panel.x_axis;
     // Log2 axes are drawn on log2(x), one tick per power of two.
     let log2 = matches!(axis, Axis::LogSize | Axis::Log2);
@@ -297,7 +297,7 @@ where
     for (x, label) in &panel.marks {
         let grey = BLACK.mix(0.55);
         chart.draw_series(std::iter::once(PathElement::new(
-            vec![(tx(*x), 0.0), (tx(*x), y_top * 0.86)],
+            vec![(tx(*x), y_low), (tx(*x), y_low + (y_top - y_low) * 0.86)],
             grey.stroke_width(2),
         )))?;
         let style = TextStyle::from((FONT, 14).into_font())
@@ -305,7 +305,7 @@ where
             .pos(Pos::new(HPos::Center, VPos::Bottom));
         chart.draw_series(std::iter::once(Text::new(
             label.clone(),
-            (tx(*x), y_top * 0.92),
+            (tx(*x), y_low + (y_top - y_low) * 0.92),
             style,
         )))?;
     }
@@ -382,10 +382,13 @@ impl Chart for LineChart {
         for (cell, panel) in cells.iter().zip(&self.panels) {
             let pts = panel.lines.iter().flat_map(|l| l.points.iter());
             let (mut x_min, mut x_max, mut y_hi) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+            // From 0, or below it for values that go negative (a probe's diff).
+            let mut y_lo = 0.0f64;
             for (x, y) in pts {
                 x_min = x_min.min(*x);
                 x_max = x_max.max(*x);
                 y_hi = y_hi.max(*y);
+                y_lo = y_lo.min(*y);
             }
             for (_, _, hi) in panel.lines.iter().flat_map(|l| l.errors.iter()) {
                 y_hi = y_hi.max(*hi);
@@ -396,15 +399,16 @@ impl Chart for LineChart {
             let y_top = panel
                 .y_max
                 .unwrap_or(if y_hi > 0.0 { y_hi * 1.15 } else { 1.0 });
+            let y = (y_lo * 1.15, y_top);
             match panel.x_axis {
                 Axis::Linear => {
                     let hi = if x_max > x_min { x_max } else { x_min + 1.0 };
-                    draw_panel(cell, panel, x_min..hi, None, y_top)?
+                    draw_panel(cell, panel, x_min..hi, None, y)?
                 }
                 Axis::LogSize | Axis::Log2 => {
                     let (lo, hi) = (x_min.log2().round() - 0.5, x_max.log2().round() + 0.5);
                     let ticks = (hi - lo).round() as usize + 1;
-                    draw_panel(cell, panel, lo..hi, Some(ticks), y_top)?
+                    draw_panel(cell, panel, lo..hi, Some(ticks), y)?
                 }
                 Axis::Log => {
                     let (lo, hi) = (x_min / 1.4, x_max * 1.4);
@@ -418,7 +422,7 @@ impl Chart for LineChart {
                         panel,
                         (lo..hi).log_scale().with_key_points(ticks),
                         None,
-                        y_top,
+                        y,
                     )?
                 }
             }
