@@ -318,28 +318,10 @@ mod tests {
 
     fn run_row(run: u32, config: &str, warmup: bool, mb_per_s: f64) -> RunRow {
         RunRow {
-            run,
-            label: String::new(),
-            config: config.into(),
-            workload: "seq-read".into(),
-            repetition: run,
             warmup,
-            started_unix_s: 0.0,
-            job: GROUP_JOB.into(),
-            direction: Direction::Read,
-            bytes: 1,
-            ops: 1,
-            seconds: 1.0,
             mb_per_s,
             iops: 1.0,
-            lat_min_us: 0.0,
-            lat_mean_us: 0.0,
-            lat_p50_us: 0.0,
-            lat_p90_us: 0.0,
-            lat_p99_us: 0.0,
-            lat_p99_9_us: 0.0,
-            lat_max_us: 0.0,
-            verify_errors: 0,
+            ..RunRow::for_tests(run, config, "seq-read", Direction::Read)
         }
     }
 

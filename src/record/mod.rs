@@ -50,6 +50,38 @@ pub struct RunRow {
     pub verify_errors: u64,
 }
 
+#[cfg(test)]
+impl RunRow {
+    /// For tests: the group row of `run` (one I/O of one byte in one second, no
+    /// latencies, repetition = run); set what a test needs with `..`.
+    pub fn for_tests(run: u32, config: &str, workload: &str, direction: Direction) -> RunRow {
+        RunRow {
+            run,
+            label: String::new(),
+            config: config.into(),
+            workload: workload.into(),
+            repetition: run,
+            warmup: false,
+            started_unix_s: 0.0,
+            job: GROUP_JOB.into(),
+            direction,
+            bytes: 1,
+            ops: 1,
+            seconds: 1.0,
+            mb_per_s: 0.0,
+            iops: 0.0,
+            lat_min_us: 0.0,
+            lat_mean_us: 0.0,
+            lat_p50_us: 0.0,
+            lat_p90_us: 0.0,
+            lat_p99_us: 0.0,
+            lat_p99_9_us: 0.0,
+            lat_max_us: 0.0,
+            verify_errors: 0,
+        }
+    }
+}
+
 /// One row of `series.csv`: throughput in one bin of time of one run. Bins are 0.1 s
 /// and wider, as the run's length needs (at most 200 per run and direction); mmcab 0.1
 /// wrote whole seconds and no `start_s`/`width_s`.

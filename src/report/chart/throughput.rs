@@ -198,28 +198,8 @@ mod tests {
             boots: None,
         };
         let run = |seconds: f64| crate::record::RunRow {
-            run: 1,
-            label: String::new(),
-            config: "a".into(),
-            workload: "w".into(),
-            repetition: 1,
-            warmup: false,
-            started_unix_s: 0.0,
-            job: "all".into(),
-            direction: Direction::Write,
-            bytes: 0,
-            ops: 0,
             seconds,
-            mb_per_s: 0.0,
-            iops: 0.0,
-            lat_min_us: 0.0,
-            lat_mean_us: 0.0,
-            lat_p50_us: 0.0,
-            lat_p90_us: 0.0,
-            lat_p99_us: 0.0,
-            lat_p99_9_us: 0.0,
-            lat_max_us: 0.0,
-            verify_errors: 0,
+            ..crate::record::RunRow::for_tests(1, "a", "w", Direction::Write)
         };
         let mut input = ChartInput {
             report: &report,
