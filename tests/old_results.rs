@@ -13,9 +13,12 @@
 //! (tests/fixtures/qemu-emmc/info-v0.1-*), and a directory recorded now compares with
 //! one 0.1.0 recorded.
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/testbed.rs"]
 mod testbed;
 
+use cli::ok;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -85,22 +88,12 @@ fn golden(name: &str, actual: &str) {
     );
 }
 
-fn success_stdout(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "mmcab failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
 #[test]
 fn report_of_a_v0_1_results_dir_is_unchanged() {
     let tmp = tempfile::tempdir().expect("tempdir");
     for boot in ["boot1", "boot2"] {
         let dir = copy_fixture(tmp.path(), boot);
-        let text = success_stdout(mmcab(&[Path::new("report"), &dir]));
+        let text = ok(mmcab(&[Path::new("report"), &dir]));
         golden(&format!("report-{boot}.txt"), &text);
         assert_eq!(read(&dir.join("report/report.txt")), text, "{boot}");
         golden(
@@ -115,7 +108,7 @@ fn compare_of_two_v0_1_results_dirs_is_unchanged() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let a = copy_fixture(tmp.path(), "boot1");
     let b = copy_fixture(tmp.path(), "boot2");
-    let text = success_stdout(mmcab(&[Path::new("compare"), &a, &b]));
+    let text = ok(mmcab(&[Path::new("compare"), &a, &b]));
     golden("compare-boot1-vs-boot2.txt", &text);
     let out = a.join("report/compare-boot1-vs-boot2");
     assert_eq!(read(&out.join("report.txt")), text);
@@ -197,7 +190,7 @@ fn in_the_guest_info_is_what_v0_1_printed_and_new_results_compare_with_old() {
     let old = copy_fixture(tmp.path(), "boot1");
     let now = tmp.path().join("now");
     copy_files(&run.out_dir.join("ab"), &now);
-    let text = success_stdout(mmcab(&[Path::new("compare"), &old, &now]));
+    let text = ok(mmcab(&[Path::new("compare"), &old, &now]));
     assert!(
         text.contains("now/bus8 vs boot1/bus8:") && text.contains("now/bus4 vs boot1/bus4:"),
         "{text}"
@@ -219,7 +212,7 @@ fn v0_1_results_dirs_compare_as_boots() {
     copy_files(&a, &a2);
     copy_files(&b, &b2);
     let vs = Path::new("--vs");
-    let text = success_stdout(mmcab(&[Path::new("compare"), &a, &b, vs, &b2, &a2]));
+    let text = ok(mmcab(&[Path::new("compare"), &a, &b, vs, &b2, &a2]));
     assert!(text.contains("Boots are the unit"), "{text}");
     assert!(
         text.contains("base/bus8 (A)") && text.contains("2 x 3"),
@@ -237,7 +230,7 @@ fn v0_1_results_dirs_compare_as_boots() {
     let out = a.join("report/compare-base-vs-new");
     assert!(read(&out.join("summary.csv")).contains(",boot_means_welch,"));
 
-    let text = success_stdout(mmcab(&[Path::new("compare"), &a, vs, &b]));
+    let text = ok(mmcab(&[Path::new("compare"), &a, vs, &b]));
     assert!(
         text.contains("boot2/bus8 vs boot1/bus8: +29.6% (one boot per side: not tested)"),
         "{text}"

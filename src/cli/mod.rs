@@ -14,6 +14,7 @@ mod info;
 mod knobs;
 pub mod output;
 mod probe;
+mod probe_flash;
 mod probe_packed;
 mod progress;
 mod report;
@@ -62,7 +63,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Store a board's boot-to-boot spread from A/A boots, for single-boot comparisons
     Calibrate(CalibrateArgs),
-    /// Experiments that tell what a card does (packed writes, ...)
+    /// Experiments that tell what a card does: packed writes, erase block size (align),
+    /// open allocation units (open-au)
     Probe(ProbeArgs),
 }
 
@@ -74,7 +76,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Knobs(a) => (false, a.json),
         Command::Run(a) => (a.quiet, a.json),
         Command::Report(_) | Command::Compare(_) | Command::Calibrate(_) => (false, false),
-        Command::Probe(a) => (false, a.json()),
+        Command::Probe(a) => (a.quiet(), a.json()),
     };
     let out = Arc::new(Output::new(quiet, json));
     let result = match &cli.command {

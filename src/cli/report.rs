@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Results directory written by `mmcab run`
+    /// Results directory of `mmcab run` or `mmcab probe`, a reference CSV, or published
+    /// flashbench output (text)
     pub dir: PathBuf,
     /// Config to compare the others against (default: the plan's first config)
     #[arg(long)]
@@ -91,12 +92,9 @@ fn show(written: &Written, out: &Output) -> Result<ExitCode> {
     }
     out.print(&written.mail)?;
     out.line(&format!(
-        "mmcab: report written to {}/ ({}, {}, {}, {}, charts *.svg/*.png)",
+        "mmcab: report written to {}/ ({})",
         written.dir.display(),
-        report::TEXT_FILE,
-        report::MARKDOWN_FILE,
-        report::SUMMARY_CSV,
-        report::JSON_FILE
+        written.files
     ));
     Ok(ExitCode::SUCCESS)
 }

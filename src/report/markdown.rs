@@ -9,6 +9,12 @@ pub fn render(report: &Report, charts: &[String]) -> String {
     for (key, value) in &report.header {
         out.push_str(&format!("- **{key}:** {value}\n"));
     }
+    for section in &report.setup {
+        out.push_str(&format!("- **{}**\n", section.title.trim_end_matches(':')));
+        for line in &section.lines {
+            out.push_str(&format!("  - {line}\n"));
+        }
+    }
     out.push_str(&format!("- **Baseline (A):** {}\n", report.baseline));
     out.push_str(&format!("- {}\n", super::wording::method(report)));
     for b in &report.blocks {

@@ -18,8 +18,10 @@ pub mod json;
 pub mod load;
 pub mod markdown;
 pub mod model;
+pub mod probe;
 pub mod reference;
 pub mod results;
+pub mod setup;
 pub mod sides;
 pub mod text;
 mod text_boots;
@@ -42,15 +44,19 @@ pub const MARKDOWN_FILE: &str = "report.md";
 pub const SUMMARY_CSV: &str = "summary.csv";
 pub const JSON_FILE: &str = "report.json";
 
-/// Series and latency rows of measured runs only (warm-ups dropped).
+/// runs.csv, series and latency rows of measured runs only (warm-ups dropped).
 pub fn chart_input<'a>(report: &'a Report, dirs: &[&ResultsDir]) -> ChartInput<'a> {
     let mut input = ChartInput {
         report,
+        runs: Vec::new(),
         series: Vec::new(),
         latency: Vec::new(),
     };
     for d in dirs {
         let warm: HashSet<u32> = d.runs.iter().filter(|r| r.warmup).map(|r| r.run).collect();
+        input
+            .runs
+            .extend(d.runs.iter().filter(|r| !r.warmup).cloned());
         input
             .series
             .extend(d.series.iter().filter(|s| !warm.contains(&s.run)).cloned());
@@ -92,7 +98,15 @@ pub struct Written {
     pub forced: Vec<String>,
     /// Problems that did not stop the report.
     pub warnings: Vec<String>,
+    /// What was written there, for the user.
+    pub files: &'static str,
 }
+
+/// The files of a report of results (`Written::files`).
+pub const RESULTS_FILES: &str =
+    "report.txt, report.md, summary.csv, report.json, charts *.svg/*.png";
+/// The files of a probe's report.
+pub const PROBE_FILES: &str = "report.txt, charts *.svg/*.png";
 
 /// Write every output into `out`; returns the mail text.
 pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
@@ -103,7 +117,10 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
         )
     })?;
     remove_old_charts(out)?;
-    let report = input.report;
+    // Why a chart is missing belongs to the report's notes.
+    let mut report = input.report.clone();
+    report.notes.extend(chart::throughput_notes(input));
+    let report = &report;
     let mail = text::render(report);
     let charts = chart::render_all(input, out)?;
     let pngs: Vec<String> = charts
@@ -130,23 +147,35 @@ pub fn report_dir(dir: &Path) -> PathBuf {
 }
 
 /// `mmcab report PATH`: the configs of one results directory against `baseline` (default:
-/// the plan's first), or the numbers of a reference CSV (results/reference/*.csv).
+/// the plan's first), the numbers of a reference CSV (results/reference/*.csv), a
+/// probe's directory (`mmcab probe`), or published flashbench output (a text file).
 pub fn report(path: &Path, baseline: Option<&str>, correction: Correction) -> Result<Written> {
-    let (mail, dir) = if path.is_file() {
+    let (mail, dir, files) = if path.is_file() && probe::is_flashbench_text(path) {
+        let (mail, dir) = probe::report_published(path)?;
+        (mail, dir, PROBE_FILES)
+    } else if path.is_file() {
         let out = reference::default_out_dir(path);
-        (reference::generate(path, &out, baseline)?, out)
+        (
+            reference::generate(path, &out, baseline)?,
+            out,
+            RESULTS_FILES,
+        )
+    } else if crate::probe::record::is_probe_dir(path) {
+        (probe::report_dir(path)?, path.to_path_buf(), PROBE_FILES)
     } else {
         let dir = load::load(path)?;
         let mut report = results::build(&dir, baseline)?;
         correction::apply(&mut report, correction);
         let out = report_dir(path);
-        (write_outputs(&chart_input(&report, &[&dir]), &out)?, out)
+        let mail = write_outputs(&chart_input(&report, &[&dir]), &out)?;
+        (mail, out, RESULTS_FILES)
     };
     Ok(Written {
         mail,
         dir,
         forced: Vec::new(),
         warnings: warnings(),
+        files,
     })
 }
 
@@ -222,6 +251,7 @@ pub fn compare(opts: &CompareOptions) -> Result<Written> {
         dir: out,
         forced: report.notes.clone(),
         warnings: warned,
+        files: RESULTS_FILES,
     })
 }
 

@@ -2,6 +2,7 @@
 //! with its summary, its change against the baseline and its warnings. Every output
 //! (text, markdown, csv, json, charts) renders this one structure.
 
+use crate::plan::sweep::SweepOver;
 use crate::stats::boots::{Model, Spread};
 use crate::stats::multiple::Correction;
 use crate::stats::{self, Change, Summary, Verdict, Warning};
@@ -84,7 +85,19 @@ pub struct Block {
     pub block_size_bytes: Option<u64>,
     /// Sweep this block belongs to (charted against block size), if any.
     pub sweep: Option<String>,
+    /// Every sweep this block is a point of, with its x value (what the sweep charts
+    /// draw): the plan's `[[sweep]]` tables, or `sweep` at `block_size_bytes`.
+    pub sweeps: Vec<SweepPoint>,
     pub rows: Vec<ConfigRow>,
+}
+
+/// A block's place in one sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    pub sweep: String,
+    /// The job key on the x axis.
+    pub over: SweepOver,
+    pub x: f64,
 }
 
 impl Block {
@@ -98,6 +111,14 @@ impl Block {
     }
 }
 
+/// A titled list of lines after the header: what was run (configs with their bus
+/// settings, workloads with their parameters).
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupSection {
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -105,6 +126,8 @@ pub struct Report {
     pub title: String,
     /// `Key: value` lines after the title (device, kernel, plan, runs).
     pub header: Vec<(String, String)>,
+    /// What was run, after the header (empty for published numbers).
+    pub setup: Vec<SetupSection>,
     /// One line for chart captions: device, kernel, n.
     pub caption: String,
     pub configs: Vec<String>,

@@ -212,11 +212,17 @@ pub(super) fn relabel(sides: &Sides) -> Relabelled {
             row.config = name(&row.config);
             row.run += offset;
         }
+        // Renamed, with what was recorded for each (knobs, ios: the mail text shows them).
         r.meta.configs = configs
             .iter()
             .map(|c| ConfigMeta {
                 name: name(c),
-                ..Default::default()
+                ..d.meta
+                    .configs
+                    .iter()
+                    .find(|m| &m.name == c)
+                    .cloned()
+                    .unwrap_or_default()
             })
             .collect();
         offset = r.runs.iter().map(|x| x.run).max().unwrap_or(offset);

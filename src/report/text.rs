@@ -400,6 +400,12 @@ pub fn render(report: &Report) -> String {
     for (key, value) in &report.header {
         wrap(&mut out, 0, 8, &ascii(&format!("{key}: {value}")));
     }
+    for section in &report.setup {
+        wrap(&mut out, 0, 2, &ascii(&section.title));
+        for line in &section.lines {
+            wrap(&mut out, 2, 4, &ascii(line));
+        }
+    }
     let method = format!(
         "A = {}{}. {}",
         report.baseline,

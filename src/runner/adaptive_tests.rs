@@ -83,28 +83,13 @@ fn the_target_uses_student_t() {
 
 fn row(run: u32, config: &str, workload: &str, job: &str, mb: f64, warmup: bool) -> RunRow {
     RunRow {
-        run,
-        label: String::new(),
-        config: config.into(),
-        workload: workload.into(),
         repetition: 1,
         warmup,
-        started_unix_s: 0.0,
         job: job.into(),
-        direction: Direction::Write,
-        bytes: 1,
-        ops: 1,
         seconds: 0.5,
         mb_per_s: mb,
         iops: mb * 8.0,
-        lat_min_us: 0.0,
-        lat_mean_us: 0.0,
-        lat_p50_us: 0.0,
-        lat_p90_us: 0.0,
-        lat_p99_us: 0.0,
-        lat_p99_9_us: 0.0,
-        lat_max_us: 0.0,
-        verify_errors: 0,
+        ..RunRow::for_tests(run, config, workload, Direction::Write)
     }
 }
 
