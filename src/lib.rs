@@ -7,7 +7,9 @@
 //!
 //! Layers, imports pointing down: [`cli`] (clap, all printing) -> [`runner`] -> [`knob`],
 //! [`workload`], [`record`], [`plan`] -> [`device`] -> `linux-uapi`; [`report`] and
-//! [`stats`] read [`record`]. Nothing below [`cli`] imports it or prints.
+//! [`stats`] read [`record`]. [`probe`] (flash geometry, flashbench's methods) sits
+//! beside [`runner`]: it uses [`device`] and [`workload`]'s target, and [`report`]
+//! renders its records. Nothing below [`cli`] imports it or prints.
 #![forbid(unsafe_code)]
 
 pub mod cli;

@@ -4,7 +4,7 @@
 
 use super::output::Output;
 use crate::report::gate::{self, FailIf, GateOutcome, GateRule, GateStatus};
-use crate::report::{self, lava, Written};
+use crate::report::{lava, model::Report, Written};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
@@ -107,6 +107,7 @@ pub fn finish(
     gates: &GateArgs,
     out: &Output,
 ) -> Result<ExitCode> {
+    let model = model_for(written, output, gates)?;
     for difference in &written.forced {
         out.line(&format!("mmcab: WARNING: {difference}"));
     }
@@ -115,25 +116,11 @@ pub fn finish(
     }
     let outcome = gates
         .rule()
-        .map(|rule| gate::evaluate(&written.report, rule));
-    match output.format() {
-        Format::Text => {
-            out.print(&written.mail)?;
-            if let Some(o) = &outcome {
-                out.print(&format!("\n{}\n", gate::summary_lines(o).join("\n")))?;
-            }
-        }
-        Format::Json => out.json(&serde_json::json!({
-            "schema": REPORT_JSON_SCHEMA,
-            "command": command,
-            "report_dir": written.dir,
-            "report": written.report,
-            "gate": outcome,
-            "forced": written.forced,
-            "warnings": written.warnings,
-        }))?,
-        Format::Lava => {
-            let lines = lava::signals(&written.report, outcome.as_ref());
+        .zip(model)
+        .map(|(rule, model)| gate::evaluate(model, rule));
+    match (output.format(), model) {
+        (Format::Lava, Some(model)) => {
+            let lines = lava::signals(model, outcome.as_ref());
             out.print(&format!("{}\n", lines.join("\n")))?;
             if let Some(o) = &outcome {
                 for line in gate::summary_lines(o) {
@@ -141,14 +128,26 @@ pub fn finish(
                 }
             }
         }
+        (Format::Json, _) => out.json(&serde_json::json!({
+            "schema": REPORT_JSON_SCHEMA,
+            "command": command,
+            "report_dir": written.dir,
+            "report": model,
+            "gate": outcome,
+            "forced": written.forced,
+            "warnings": written.warnings,
+        }))?,
+        _ => {
+            out.print(&written.mail)?;
+            if let Some(o) = &outcome {
+                out.print(&format!("\n{}\n", gate::summary_lines(o).join("\n")))?;
+            }
+        }
     }
     out.line(&format!(
-        "mmcab: report written to {}/ ({}, {}, {}, {}, charts *.svg/*.png)",
+        "mmcab: report written to {}/ ({})",
         written.dir.display(),
-        report::TEXT_FILE,
-        report::MARKDOWN_FILE,
-        report::SUMMARY_CSV,
-        report::JSON_FILE
+        written.files
     ));
     Ok(exit_code(outcome.as_ref(), gates.allow_inconclusive))
 }
@@ -163,17 +162,33 @@ fn exit_code(outcome: Option<&GateOutcome>, allow_inconclusive: bool) -> ExitCod
     }
 }
 
-/// `--threshold` without a gate is refused by clap; a gate on a report without any
-/// compared config is refused here (it could never fail).
-pub fn check_gate_applies(written: &Written, gates: &GateArgs) -> Result<()> {
-    if gates.fail_if.is_some() && written.report.configs.len() < 2 {
+/// The report model, refusing what cannot be done without one (a probe's report has
+/// its own) and a gate that could never fail (nothing compared). `--threshold` without
+/// a gate is refused by clap.
+fn model_for<'a>(
+    written: &'a Written,
+    output: &OutputArgs,
+    gates: &GateArgs,
+) -> Result<Option<&'a Report>> {
+    let model = written.report.as_ref();
+    let Some(report) = model else {
+        if gates.fail_if.is_some() || output.format() == Format::Lava {
+            bail!(
+                "{}: a probe's report has no per-config metrics for --fail-if or \
+                 --format lava (they apply to results of mmcab run)",
+                written.dir.display()
+            );
+        }
+        return Ok(None);
+    };
+    if gates.fail_if.is_some() && report.configs.len() < 2 {
         bail!(
             "--fail-if: the report has one config ({}), nothing is compared: run a plan \
              with two configs, or compare two results directories",
-            written.report.configs.join(", ")
+            report.configs.join(", ")
         );
     }
-    Ok(())
+    Ok(model)
 }
 
 #[cfg(test)]

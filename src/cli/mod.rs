@@ -9,6 +9,7 @@
 //! Imports point down: cli -> runner -> (knob, workload, record, plan) -> device; report
 //! reads record. Nothing below this module imports it.
 
+mod calibrate;
 mod export;
 mod extras;
 mod gates;
@@ -16,13 +17,16 @@ mod info;
 mod knobs;
 pub mod output;
 mod probe;
+mod probe_flash;
 mod probe_packed;
 mod progress;
 mod report;
 mod run;
 pub mod tables;
+mod until_ci;
 mod values;
 
+pub use calibrate::CalibrateArgs;
 pub use info::InfoArgs;
 pub use knobs::KnobsArgs;
 pub use probe::ProbeArgs;
@@ -58,8 +62,10 @@ pub enum Command {
     Run(RunArgs),
     /// Compare the configs inside one results directory
     Report(ReportArgs),
-    /// Compare labelled results directories from different boots or kernels
+    /// Compare results directories from different boots or kernels (one per boot)
     Compare(CompareArgs),
+    /// Store a board's boot-to-boot spread from A/A boots, for single-boot comparisons
+    Calibrate(CalibrateArgs),
     /// Write a plan in another tool's format (fio job file)
     #[command(subcommand)]
     Export(export::ExportCommand),
@@ -67,7 +73,8 @@ pub enum Command {
     Completions(extras::CompletionsArgs),
     /// Print the man page (roff), or write one page per command into a directory
     Man(extras::ManArgs),
-    /// Experiments that tell what a card does (packed writes, ...)
+    /// Experiments that tell what a card does: packed writes, erase block size (align),
+    /// open allocation units (open-au)
     Probe(ProbeArgs),
 }
 
@@ -80,8 +87,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(a) => (a.quiet, a.json),
         Command::Report(a) => (false, a.output.format() == gates::Format::Json),
         Command::Compare(a) => (false, a.output.format() == gates::Format::Json),
-        Command::Export(_) | Command::Completions(_) | Command::Man(_) => (false, false),
-        Command::Probe(a) => (false, a.json()),
+        Command::Calibrate(_) | Command::Export(_) => (false, false),
+        Command::Completions(_) | Command::Man(_) => (false, false),
+        Command::Probe(a) => (a.quiet(), a.json()),
     };
     let out = Arc::new(Output::new(quiet, json));
     let result = match &cli.command {
@@ -90,6 +98,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::execute(args, &out),
         Command::Report(args) => report::report(args, &out),
         Command::Compare(args) => report::compare(args, &out),
+        Command::Calibrate(args) => calibrate::execute(args, &out),
         Command::Export(args) => export::execute(args, &out),
         Command::Completions(args) => extras::completions(args, &out),
         Command::Man(args) => extras::man(args, &out),

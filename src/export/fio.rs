@@ -14,6 +14,8 @@
 //! - `rw = "iozone-random"` (every record once in a fixed shuffle, a read pass then a
 //!   write pass) becomes two groups, `randread` then `randwrite`, over the same region with
 //!   fio's random map on (every block once per pass, in fio's order, not iozone's);
+//!   `rw = "iozone"` adds the sequential write and rewrite passes of `-i 0` before them;
+//! - `shared_window` has no fio option: a comment says so;
 //! - `pattern = "zeros"` is `zero_buffers`; `random` is fio's default buffer contents;
 //! - `verify = true` has no exact fio equivalent (mmcab's block header differs): a
 //!   comment says what mmcab checks, and writing jobs get fio's `verify=crc32c`;
@@ -102,10 +104,29 @@ fn write_workload(out: &mut String, workload: &WorkloadSpec, scale_down: u32) {
     if let Some(d) = &workload.description {
         let _ = writeln!(out, "; {}", d.replace('\n', " "));
     }
+    if workload.shared_window {
+        out.push_str(
+            "; mmcab shared_window: every job keeps going until the one with the most to do\n\
+             ; is done; fio has no such option, so here each job stops at its own amount\n",
+        );
+    }
     let jobs: Vec<JobSpec> = workload.job.iter().map(|j| scaled(j, scale_down)).collect();
-    if jobs.iter().any(|j| j.rw == Rw::IozoneRandom) {
-        // iozone's passes are sequential: a read group, then a write group.
-        for (pass, rw) in [("read", "randread"), ("write", "randwrite")] {
+    // iozone's passes run one after the other, each its own group: `-i 0` writes and
+    // rewrites sequentially (rw = "iozone" only), `-i 2` reads then writes at random.
+    let passes: &[(&str, &str)] = if jobs.iter().any(|j| j.rw == Rw::Iozone) {
+        &[
+            ("write", "write"),
+            ("rewrite", "write"),
+            ("read", "randread"),
+            ("randwrite", "randwrite"),
+        ]
+    } else if jobs.iter().any(|j| j.rw == Rw::IozoneRandom) {
+        &[("read", "randread"), ("write", "randwrite")]
+    } else {
+        &[]
+    };
+    if !passes.is_empty() {
+        for &(pass, rw) in passes {
             for (i, job) in jobs.iter().enumerate() {
                 let name = format!("{}.{}.{pass}", workload.name, job.name);
                 write_job(out, &name, job, i == 0, Some(rw));
@@ -166,13 +187,13 @@ fn fio_keys(job: &JobSpec, rw_override: Option<&str>) -> Vec<(&'static str, Stri
         Rw::Write => "write",
         Rw::RandRead => "randread",
         Rw::RandWrite => "randwrite",
-        Rw::RandRw | Rw::IozoneRandom => "randrw",
+        Rw::RandRw | Rw::IozoneRandom | Rw::Iozone => "randrw",
     });
     let engine = match job.engine {
         Engine::Sync | Engine::Ioctl => "psync",
         Engine::IoUring => "io_uring",
     };
-    let random_offsets = job.rw.is_random() && job.rw != Rw::IozoneRandom;
+    let random_offsets = job.rw.is_random() && !job.rw.is_iozone();
     let flag = |on: bool| on.then(|| "1".to_string());
     let nonzero = |v: u64| (v > 0).then(|| v.to_string());
     let keys: [(&'static str, Option<String>); 19] = [
@@ -327,6 +348,26 @@ randseed = 9
             "{text}"
         );
         assert!(!text.contains("norandommap"), "every record once: {text}");
+        let text = job_file(
+            &plan(
+                "name = \"i\"\n[[workload]]\nname = \"iozone\"\n[[workload.job]]\nname = \"f\"\n\
+                 rw = \"iozone\"\nbs = \"4k\"\nsize = \"1M\"\n",
+            ),
+            "i.toml",
+            &FioOptions::default(),
+        )
+        .unwrap();
+        let sections: Vec<&str> = text.lines().filter(|l| l.starts_with("[iozone")).collect();
+        assert_eq!(
+            sections,
+            [
+                "[iozone.f.write]",
+                "[iozone.f.rewrite]",
+                "[iozone.f.read]",
+                "[iozone.f.randwrite]"
+            ]
+        );
+        assert_eq!(text.matches("\nstonewall\n").count(), 4, "{text}");
     }
 
     #[test]

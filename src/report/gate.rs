@@ -4,15 +4,15 @@
 //!
 //! Every compared row (a config with a baseline) of every headline block (the metrics
 //! of the mail text) is one check:
-//! - `slower`: fails when the row is slower than its baseline by more than the threshold
-//!   at 95% confidence: the whole 95% CI of the change lies beyond `-threshold` (for
-//!   MB/s and IOPS; beyond `+threshold` for latencies). With threshold 0 that is exactly
-//!   the report's verdict `slower`.
+//! - `slower`: fails when the report's verdict for the row is `slower` (its 95% CI clear
+//!   of zero and, where the report adjusts p-values together, its q below 0.05) and the
+//!   whole CI of the change lies beyond `-threshold` (for MB/s and IOPS; beyond
+//!   `+threshold` for latencies): slower by more than the threshold at 95% confidence.
 //! - `faster`: the mirror image (a change that should not speed anything up).
 //! - `changed`: either.
 //!
-//! A row without an interval (fewer than 2 runs on a side, single published numbers, a
-//! model that gives no verdict) cannot pass or fail: it is inconclusive. The gate as a
+//! A row without a verdict (fewer than 2 runs on a side, single published numbers, one
+//! boot per side without a calibration) cannot pass or fail: it is inconclusive. The gate as a
 //! whole fails when any check fails, else is inconclusive when any check is, else passes.
 
 use super::model::{Block, ConfigRow, Report};
@@ -148,45 +148,53 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
         Some(c) => (c.rel, c.ci_low, c.ci_high),
         None => (f64::NAN, f64::NAN, f64::NAN),
     };
-    let no_interval =
-        ci_low.is_nan() || ci_high.is_nan() || row.verdict == Some(Verdict::NotTested);
-    // In "better" terms: positive = faster, whatever the metric's direction.
+    let ci = format!(
+        "change {} [{}, {}]",
+        super::model::format_pct(change),
+        super::model::format_pct(ci_low),
+        super::model::format_pct(ci_high)
+    );
+    // The report's verdict decides the direction (with its adjusted p-value); the
+    // threshold asks the interval to lie beyond it too. In "better" terms (positive =
+    // faster, whatever the metric's direction) the interval's ends are the worst and the
+    // best case.
     let sign = if block.metric.higher_is_better {
         1.0
     } else {
         -1.0
     };
-    // The ends of the 95% CI in "better" terms: the worst and the best case.
     let (worst, best) = {
         let (a, b) = (sign * ci_low, sign * ci_high);
         (a.min(b), a.max(b))
     };
-    // Surely slower by more than t: even the best case is below -t.
-    let slower = best < -rule.threshold;
-    // Surely faster by more than t: even the worst case is above +t.
-    let faster = worst > rule.threshold;
-    let (status, reason) = if no_interval {
-        (
-            GateStatus::Inconclusive,
-            "no confidence interval (too few runs or boots on a side)".to_string(),
-        )
-    } else {
-        let failing = match rule.fail_if {
-            FailIf::Slower => slower,
-            FailIf::Faster => faster,
-            FailIf::Changed => slower || faster,
-        };
-        let ci = format!(
-            "change {} [{}, {}]",
-            super::model::format_pct(change),
-            super::model::format_pct(ci_low),
-            super::model::format_pct(ci_high)
-        );
-        match (failing, slower, faster) {
-            (true, true, _) => (GateStatus::Fail, format!("{ci}: slower")),
-            (true, _, _) => (GateStatus::Fail, format!("{ci}: faster")),
-            (false, _, _) => (GateStatus::Pass, ci),
+    let (status, reason) = match row.verdict {
+        Some(v @ (Verdict::Slower | Verdict::Faster)) => {
+            let beyond = match v {
+                Verdict::Slower => best < -rule.threshold,
+                _ => worst > rule.threshold,
+            };
+            let asked = match rule.fail_if {
+                FailIf::Slower => v == Verdict::Slower,
+                FailIf::Faster => v == Verdict::Faster,
+                FailIf::Changed => true,
+            };
+            if asked && beyond {
+                (GateStatus::Fail, format!("{ci}: {}", v.as_str()))
+            } else if asked {
+                (
+                    GateStatus::Pass,
+                    format!("{ci}: {}, not beyond the threshold", v.as_str()),
+                )
+            } else {
+                (GateStatus::Pass, format!("{ci}: {}", v.as_str()))
+            }
         }
+        Some(Verdict::NoSignificantChange) => (GateStatus::Pass, ci),
+        Some(v) => (GateStatus::Inconclusive, format!("{ci}: {}", v.as_str())),
+        None => (
+            GateStatus::Inconclusive,
+            "no verdict (too few runs or boots on a side)".to_string(),
+        ),
     };
     Some(GateCheck {
         workload: block.workload.clone(),
@@ -253,6 +261,7 @@ mod tests {
         Report {
             title: String::new(),
             header: Vec::new(),
+            setup: Vec::new(),
             caption: String::new(),
             configs,
             baseline: "A".into(),
@@ -264,9 +273,13 @@ mod tests {
                 headline: true,
                 block_size_bytes: None,
                 sweep: None,
+                sweeps: Vec::new(),
                 rows,
             }],
             notes: Vec::new(),
+            correction: None,
+            tests: 1,
+            boots: None,
         }
     }
 

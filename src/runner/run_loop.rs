@@ -8,6 +8,7 @@
 //! errors). A failure mid-run (an I/O error, a knob that cannot be applied or restored)
 //! keeps every recorded run and says how to finish with `--resume`.
 
+use super::adaptive::Adaptive;
 use super::events::{Event, Events, RunInfo};
 use super::knobs::{self, KnobPlan};
 use super::observe::Observer;
@@ -50,6 +51,7 @@ pub(super) fn run(
         )?),
         Mode::OnePass => None,
     };
+    let adaptive = Adaptive::for_session(&session, recording.as_ref().map(|r| r.dir()))?;
     let mut runs = Loop {
         session: &session,
         observer: &observer,
@@ -63,6 +65,7 @@ pub(super) fn run(
         bad_blocks: 0,
         done: session.done_len(),
         warned_caches: false,
+        adaptive,
     };
     let looped = runs.all(&mut guard);
     events.event(Event::Finish);
@@ -141,6 +144,8 @@ struct Loop<'a> {
     /// Runs finished, by this invocation and the ones it resumes.
     done: u32,
     warned_caches: bool,
+    /// `--until-ci`: which runs are left out.
+    adaptive: Option<Adaptive>,
 }
 
 impl Loop<'_> {
@@ -154,6 +159,9 @@ impl Loop<'_> {
             dir: self.recording.as_ref().map(|r| r.dir()),
         });
         for slot in session.pending() {
+            if self.adaptive.as_ref().is_some_and(|a| a.skips(&slot)) {
+                continue;
+            }
             if self.interrupts.stopped() || !self.one(guard, slot).map_err(|e| self.explain(e))? {
                 break;
             }
@@ -207,6 +215,7 @@ impl Loop<'_> {
             }
         };
         Ok(Done {
+            adaptive: self.adaptive.as_ref().map(Adaptive::summary),
             results,
             bad_blocks: self.bad_blocks,
             stopped: stopped.then(|| self.interrupts.exit_status()),
@@ -305,6 +314,13 @@ impl Loop<'_> {
             result: &result,
             evidence: &evidence,
         });
+        if let Some(stop) = self
+            .adaptive
+            .as_mut()
+            .and_then(|a| a.record(&slot, &result))
+        {
+            self.events.event(Event::Converged { stop: &stop });
+        }
         if session.mode == Mode::OnePass {
             self.results.push(result);
         }

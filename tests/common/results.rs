@@ -47,9 +47,16 @@ pub fn edit_runs(dir: &Path, mut edit: impl FnMut(&mut RunRow) -> bool) {
 /// Multiply every throughput (MB/s, IOPS) of `dir` by `factor`: the same measurements,
 /// as if the device had become that much faster (> 1) or slower (< 1).
 pub fn scale_throughput(dir: &Path, factor: f64) {
+    scale_config(dir, None, factor);
+}
+
+/// The same for one config's rows only (all with None).
+pub fn scale_config(dir: &Path, config: Option<&str>, factor: f64) {
     edit_runs(dir, |row| {
-        row.mb_per_s *= factor;
-        row.iops *= factor;
+        if config.is_none_or(|c| row.config == c) {
+            row.mb_per_s *= factor;
+            row.iops *= factor;
+        }
         true
     });
 }
