@@ -88,30 +88,33 @@ pub fn compare(args: &CompareArgs, out: &Output) -> Result<ExitCode> {
              directory per boot), or DIR_A DIR_B"
         );
     }
+    run_compare(args, args.dirs.clone(), args.vs.clone(), None, out)
+}
+
+/// Compare `base` with `new` as the arguments say (report into `into`, default the first
+/// baseline dir's report directory), then the format and the gate.
+fn run_compare(
+    args: &CompareArgs,
+    base: Vec<PathBuf>,
+    new: Vec<PathBuf>,
+    into: Option<PathBuf>,
+    out: &Output,
+) -> Result<ExitCode> {
     let opts = CompareOptions {
-        base: args.dirs.clone(),
-        new: args.vs.clone(),
+        base,
+        new,
         force: args.force,
         correction: args.correction,
         calibration: args.calibration.clone(),
-        calibration_store: calibration_store(args),
-        out: None,
+        calibration_store: if args.no_calibration {
+            None
+        } else {
+            super::calibrate::store_dir()
+        },
+        out: into,
     };
-    gates::finish(
-        "compare",
-        &report::compare(&opts)?,
-        &args.output,
-        &args.gates,
-        out,
-    )
-}
-
-fn calibration_store(args: &CompareArgs) -> Option<PathBuf> {
-    if args.no_calibration {
-        None
-    } else {
-        super::calibrate::store_dir()
-    }
+    let written = report::compare(&opts)?;
+    gates::finish("compare", &written, &args.output, &args.gates, out)
 }
 
 /// `compare --baseline STORE DIR...`: the stored boots against DIR... (the report goes
@@ -135,25 +138,11 @@ fn compare_with_store(args: &CompareArgs, store: &Path, out: &Output) -> Result<
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "new".into());
-    let opts = CompareOptions {
-        base,
-        new: args.dirs.clone(),
-        force: args.force,
-        correction: args.correction,
-        calibration: args.calibration.clone(),
-        calibration_store: calibration_store(args),
-        out: Some(report::report_dir(&args.dirs[0]).join(format!(
-            "compare-baseline-vs-{}",
-            report::chart::file_stem(&name)
-        ))),
-    };
-    gates::finish(
-        "compare",
-        &report::compare(&opts)?,
-        &args.output,
-        &args.gates,
-        out,
-    )
+    let into = report::report_dir(&args.dirs[0]).join(format!(
+        "compare-baseline-vs-{}",
+        report::chart::file_stem(&name)
+    ));
+    run_compare(args, base, args.dirs.clone(), Some(into), out)
 }
 
 #[cfg(test)]
