@@ -46,9 +46,9 @@ impl Events for Output {
             } => {
                 if run.mode == Mode::Recorded {
                     self.advance(&run_line(&run, verified, result));
-                    for row in evidence {
-                        self.progress_line(&format!("  {}: {}", row.knob, row.evidence));
-                    }
+                }
+                if let Some(evidence) = evidence {
+                    self.progress_line(&format!("  kernel: {}", evidence.summary()));
                 }
             }
             Event::Finish => self.finish_progress(),

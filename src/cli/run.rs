@@ -65,6 +65,10 @@ pub struct RunArgs {
     /// Print the expanded matrix and exit without touching the device
     #[arg(long)]
     pub dry_run: bool,
+    /// Collect no kernel evidence around the runs (block stat deltas, mmc trace events,
+    /// wr_pack_stats)
+    #[arg(long)]
+    pub no_evidence: bool,
     /// Print results as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -91,6 +95,7 @@ impl From<&RunArgs> for RunOptions {
             scale_down: args.scale_down,
             force: args.force,
             dry_run: args.dry_run,
+            no_evidence: args.no_evidence,
         }
     }
 }

@@ -73,17 +73,6 @@ pub trait Knob: Send {
     /// Shell commands that restore the snapshot by hand, printed when restore fails and
     /// saved as `restore.sh` in the results directory.
     fn restore_commands(&self) -> Vec<String>;
-
-    /// A counter snapshot that can prove the knob acted during a run (packing: the card's
-    /// `wr_pack_stats`); `None` for knobs without one.
-    fn evidence(&self) -> Option<Result<String>> {
-        None
-    }
-
-    /// What changed between two [`Knob::evidence`] snapshots, in one line.
-    fn evidence_delta(&self, _before: &str, _after: &str) -> String {
-        String::new()
-    }
 }
 
 /// Why a knob cannot be used here, in words that say what to do instead.

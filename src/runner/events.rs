@@ -2,9 +2,9 @@
 //! into progress lines, a progress bar and warnings ([`Events`] is implemented there).
 
 use super::Mode;
+use crate::evidence::RunEvidence;
 use crate::knob::guard::GuardEvent;
 use crate::plan::matrix::Slot;
-use crate::record::EvidenceRow;
 use crate::workload::WorkloadResult;
 use std::path::Path;
 
@@ -39,12 +39,13 @@ pub enum Event<'a> {
     /// The knobs of `run` are in place and verified; its workload starts now.
     RunStarting { run: RunInfo<'a> },
     /// A run finished and, when recording, is on disk. `verified` lists the knobs read
-    /// back before it (`name=value`), `evidence` what their counters showed.
+    /// back before it (`name=value`), `evidence` what the kernel did (None with
+    /// `--no-evidence`).
     RunDone {
         run: RunInfo<'a>,
         verified: &'a [String],
         result: &'a WorkloadResult,
-        evidence: &'a [EvidenceRow],
+        evidence: Option<&'a RunEvidence>,
     },
     /// No more runs (all done, stopped or failed); the knobs are restored next.
     Finish,

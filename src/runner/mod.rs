@@ -8,12 +8,14 @@
 //!   reads from the device; `knobs`: which knobs a session uses and their values;
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as one stop flag; the knobs are restored on
 //!   one path after the loop (finished, failed or stopped) and by the guard on panic;
-//! - [`events`]: progress as typed events for the command line to show.
+//! - [`events`]: progress as typed events for the command line to show;
+//! - `evidence`: the kernel evidence collected around every run ([`crate::evidence`]).
 //!
 //! It takes typed [`RunOptions`] (the command line converts its arguments), prints
 //! nothing, and returns an [`Outcome`] for the caller to show.
 
 pub mod events;
+mod evidence;
 mod knobs;
 pub mod observe;
 pub mod results;
@@ -60,6 +62,8 @@ pub struct RunOptions {
     pub force: bool,
     /// Only work out the matrix; touch no device.
     pub dry_run: bool,
+    /// Collect no kernel evidence (block stat, mmc trace) around the runs.
+    pub no_evidence: bool,
 }
 
 impl RunOptions {

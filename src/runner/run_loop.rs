@@ -14,6 +14,7 @@ use super::results::Recording;
 use super::session::Session;
 use super::signals::Interrupts;
 use super::{Done, Mode, Results, RunOptions};
+use crate::evidence::Collector;
 use crate::knob::guard::{GuardReport, KnobGuard};
 use crate::knob::Knob;
 use crate::plan::matrix::Slot;
@@ -37,9 +38,10 @@ pub(super) fn run(
         target,
         engine,
     } = prepare(&session, opts, interrupts)?;
+    let evidence = super::evidence::collector(opts, &session.target, &observer, &*events);
     let mut guard = KnobGuard::new(knobs, guard_report(&events));
     guard.snapshot_all()?;
-    let recording = match session.mode {
+    let mut recording = match session.mode {
         Mode::Recorded => Some(Recording::open(
             &mut session,
             opts.out.as_deref(),
@@ -49,12 +51,16 @@ pub(super) fn run(
         )?),
         Mode::OnePass => None,
     };
+    if let Some(recording) = &mut recording {
+        recording.note_evidence(evidence.meta())?;
+    }
     let mut runs = Loop {
         session: &session,
         observer: &observer,
         target: &target,
         engine: &engine,
         wanted: &wanted,
+        evidence: &evidence,
         recording,
         events: &*events,
         interrupts,
@@ -117,6 +123,7 @@ struct Loop<'a> {
     engine: &'a EngineOptions,
     /// Knob values per config.
     wanted: &'a [BTreeMap<String, String>],
+    evidence: &'a Collector,
     recording: Option<Recording>,
     events: &'a dyn Events,
     interrupts: &'a Interrupts,
@@ -210,7 +217,7 @@ impl Loop<'_> {
             self.drop_caches_for(spec);
         }
         self.events.event(Event::RunStarting { run });
-        let before = knobs::evidence(guard);
+        let started = self.evidence.start();
         let result = match run_workload(spec, self.target, self.engine) {
             Ok(result) => result,
             Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
@@ -219,9 +226,9 @@ impl Loop<'_> {
             Err(err) => return Err(err.context(what)),
         };
         // A run that completed as the signal came is whole: it is kept.
-        let evidence = knobs::evidence_rows(guard, &before, &run);
+        let evidence = self.evidence.finish(started);
         if let Some(recording) = &self.recording {
-            recording.append(&run, &result, &evidence)?;
+            recording.append(&run, &result, evidence.as_ref())?;
         }
         self.bad_blocks += bad_blocks(&result);
         self.done += 1;
@@ -229,7 +236,7 @@ impl Loop<'_> {
             run,
             verified: &verified,
             result: &result,
-            evidence: &evidence,
+            evidence: evidence.as_ref(),
         });
         if session.mode == Mode::OnePass {
             self.results.push(result);
