@@ -150,6 +150,14 @@ fn relabel(dirs: &[ResultsDir]) -> (Vec<ResultsDir>, BTreeMap<String, String>) {
             row.config = name(&row.config);
             row.run += offset;
         }
+        for row in &mut r.evidence {
+            row.config = name(&row.config);
+            row.run += offset;
+        }
+        for row in &mut r.request_sizes {
+            row.config = name(&row.config);
+            row.run += offset;
+        }
         r.meta.configs = configs
             .iter()
             .map(|c| ConfigMeta {
@@ -181,6 +189,11 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
     merged.meta.configs = renamed
         .iter()
         .flat_map(|d| d.meta.configs.clone())
+        .collect();
+    merged.evidence = renamed.iter().flat_map(|d| d.evidence.clone()).collect();
+    merged.request_sizes = renamed
+        .iter()
+        .flat_map(|d| d.request_sizes.clone())
         .collect();
     for d in &renamed[1..] {
         for w in &d.meta.workloads {
@@ -258,6 +271,8 @@ mod tests {
             runs: Vec::new(),
             series: Vec::new(),
             latency: Vec::new(),
+            evidence: Vec::new(),
+            request_sizes: Vec::new(),
         }
     }
 

@@ -71,6 +71,7 @@ pub fn render(report: &Report, charts: &[String]) -> String {
             }
         }
     }
+    out.push_str(&super::evidence::markdown(report));
     if !report.notes.is_empty() {
         out.push_str("\n## Notes\n\n");
         for n in &report.notes {

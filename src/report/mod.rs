@@ -3,11 +3,13 @@
 //! summary.csv, JSON and SVG/PNG charts, all written into one output directory.
 //!
 //! Module per output: [`text`] (mail), [`markdown`], [`csv`], [`json`], [`chart`];
-//! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`].
+//! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`];
+//! [`evidence`] is the kernel evidence beside the numbers (mail lines, markdown section).
 
 pub mod chart;
 pub mod compare;
 pub mod csv;
+pub mod evidence;
 pub mod json;
 pub mod load;
 pub mod markdown;
@@ -57,9 +59,15 @@ fn remove_old_charts(out: &Path) -> Result<()> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let ours = ["bars-", "throughput-", "latency-cdf-", "sweep-"]
-            .iter()
-            .any(|p| name.starts_with(p))
+        let ours = [
+            "bars-",
+            "throughput-",
+            "latency-cdf-",
+            "sweep-",
+            "request-sizes",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
             && (name.ends_with(".svg") || name.ends_with(".png"));
         if ours {
             std::fs::remove_file(&path)

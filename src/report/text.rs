@@ -149,6 +149,7 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
             );
         }
     }
+    super::evidence::mail_lines(out, report, &block.workload, &block.direction);
 }
 
 /// A published value as written in the source (shortest form, no added digits).

@@ -7,10 +7,12 @@
 //!
 //! Kinds (file stems): `bars-<metric>` grouped bars per workload with 95% CI error bars
 //! and the change vs A labelled; `throughput-<workload>` MB/s over time of long writes;
-//! `latency-cdf-<workload>-<direction>`; `sweep-<name>-<direction>` against block size.
+//! `latency-cdf-<workload>-<direction>`; `sweep-<name>-<direction>` against block size;
+//! `request-sizes` the sizes the mmc driver got per config (kernel evidence).
 
 mod bars;
 mod lines;
+mod sizes;
 
 use super::model::Report;
 use crate::record::{LatencyRow, SeriesRow};
@@ -23,6 +25,7 @@ use std::sync::Once;
 
 pub use bars::bar_charts;
 pub use lines::{latency_charts, sweep_charts, throughput_charts};
+pub use sizes::size_chart;
 
 /// Family name the embedded font is registered under.
 pub const FONT: &str = "sans-serif";
@@ -174,6 +177,29 @@ fn caption_lines(caption: &str, max_chars: usize) -> Vec<String> {
     lines
 }
 
+/// A row of colour boxes naming the configs (each colour once, in config order) above
+/// the panels; returns the area left below it.
+pub fn legend<'a, DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: impl Iterator<Item = (usize, &'a str)>,
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let (top, rest) = area.split_vertically(26);
+    let mut seen: Vec<(usize, &str)> = Vec::new();
+    for (i, name) in entries {
+        if !seen.iter().any(|(j, _)| *j == i) {
+            seen.push((i, name));
+        }
+    }
+    seen.sort_by_key(|(i, _)| *i);
+    let mut x = 70i32;
+    for (i, name) in seen {
+        top.draw(&Rectangle::new([(x, 6), (x + 14, 20)], color(i).filled()))?;
+        top.draw_text(name, &(FONT, 14).into_font().color(&BLACK), (x + 20, 5))?;
+        x += 44 + (name.chars().count() as f64 * 7.5) as i32;
+    }
+    Ok(rest)
+}
+
 /// Render every chart kind that has data; returns the file names written.
 pub fn render_all(input: &ChartInput, dir: &Path) -> Result<Vec<String>> {
     let mut files = Vec::new();
@@ -187,6 +213,9 @@ pub fn render_all(input: &ChartInput, dir: &Path) -> Result<Vec<String>> {
         files.extend(save(&chart, dir, &stem)?);
     }
     for (stem, chart) in sweep_charts(input.report) {
+        files.extend(save(&chart, dir, &stem)?);
+    }
+    if let Some((stem, chart)) = size_chart(input.report) {
         files.extend(save(&chart, dir, &stem)?);
     }
     Ok(files)
