@@ -17,10 +17,11 @@ use std::time::{Duration, Instant};
 
 use crate::device::capabilities::{MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA, MMC_CAP_AGGRESSIVE_PM};
 
-/// The debugfs caps file of a host and the runtime-PM files of its card.
+/// The debugfs caps files of a host and the runtime-PM files of its card.
 #[derive(Debug, Clone)]
 pub struct HostCaps {
     pub caps: PathBuf,
+    pub caps2: PathBuf,
     pub power_control: PathBuf,
     pub runtime_status: PathBuf,
     pub autosuspend_delay_ms: PathBuf,
@@ -31,6 +32,7 @@ impl HostCaps {
         let power = paths.card_sysfs.join("power");
         HostCaps {
             caps: paths.host_debugfs.join("caps"),
+            caps2: paths.host_debugfs.join("caps2"),
             power_control: power.join("control"),
             runtime_status: power.join("runtime_status"),
             autosuspend_delay_ms: power.join("autosuspend_delay_ms"),
@@ -38,32 +40,21 @@ impl HostCaps {
     }
 
     pub fn read_caps(&self) -> Result<u32> {
-        parse_caps(&read_attribute(&self.caps)?)
-            .with_context(|| format!("parsing {}", self.caps.display()))
+        read_word(&self.caps)
+    }
+
+    pub fn read_caps2(&self) -> Result<u32> {
+        read_word(&self.caps2)
     }
 
     /// Write caps; EINVAL (this kernel refuses the change) comes back as [`CapsRefused`].
     pub fn write_caps(&self, caps: u32) -> Result<()> {
-        match write_attribute(&self.caps, &format!("0x{caps:08x}")) {
-            Ok(()) => Ok(()),
-            Err(err) => {
-                let einval = err.chain().any(|cause| {
-                    cause
-                        .downcast_ref::<std::io::Error>()
-                        .and_then(|e| e.raw_os_error())
-                        == Some(libc::EINVAL)
-                });
-                if einval {
-                    Err(CapsRefused {
-                        path: self.caps.clone(),
-                        caps,
-                    }
-                    .into())
-                } else {
-                    Err(err)
-                }
-            }
-        }
+        write_word(&self.caps, caps)
+    }
+
+    /// Write caps2, like [`HostCaps::write_caps`].
+    pub fn write_caps2(&self, caps2: u32) -> Result<()> {
+        write_word(&self.caps2, caps2)
     }
 
     fn autosuspend_delay(&self) -> Duration {
@@ -133,6 +124,34 @@ impl HostCaps {
             format!("sleep {delay_s}"),
             format!("echo on > {control}"),
         ]
+    }
+}
+
+fn read_word(path: &std::path::Path) -> Result<u32> {
+    parse_caps(&read_attribute(path)?).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Write a caps word as the kernel prints it; EINVAL becomes [`CapsRefused`].
+fn write_word(path: &std::path::Path, caps: u32) -> Result<()> {
+    match write_attribute(path, &format!("0x{caps:08x}")) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let einval = err.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(|e| e.raw_os_error())
+                    == Some(libc::EINVAL)
+            });
+            if einval {
+                Err(CapsRefused {
+                    path: path.to_path_buf(),
+                    caps,
+                }
+                .into())
+            } else {
+                Err(err)
+            }
+        }
     }
 }
 
@@ -281,7 +300,8 @@ impl Knob for BusWidthKnob {
 
     fn apply(&mut self, value: &str) -> Result<()> {
         let width: u32 = self.normalize(value)?.parse()?;
-        let caps = caps_for_width(self.original_caps()?, width);
+        // From the caps as they are now: bits other knobs changed (CMD23) stay.
+        let caps = caps_for_width(self.host.read_caps()?, width);
         self.host.write_caps(caps).map_err(Self::refused_message)?;
         self.host
             .reinit()

@@ -2,6 +2,7 @@
 //! (checked for every value before any I/O), and bringing them in place before a run.
 
 use super::observe::Observer;
+use super::reopen::TargetSlot;
 use super::session::Session;
 use crate::knob::decl::KnobKind;
 use crate::knob::guard::KnobGuard;
@@ -68,10 +69,12 @@ pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobP
 
 /// Bring every knob to what this config wants (knobs the config leaves out go back to
 /// their snapshot), applying only those that differ, then verify all of them. Returns
-/// `name=value` of every knob verified.
+/// `name=value` of every knob verified. The target is closed while a knob rebinds the
+/// block driver and opened again (re-checked) right after.
 pub fn put_in_place(
     guard: &mut KnobGuard,
     wanted: &BTreeMap<String, String>,
+    target: &mut TargetSlot,
 ) -> Result<Vec<String>> {
     let mut verified = Vec::new();
     for name in guard.names() {
@@ -85,8 +88,17 @@ pub fn put_in_place(
         };
         if knob.read()? != want {
             let knob = guard.knob_mut(&name).expect("name from the guard");
-            knob.apply(&want)
-                .with_context(|| format!("applying {name} = {want}"))?;
+            let rebinds = knob.rebinds_block_device();
+            if rebinds {
+                target.close();
+            }
+            let applied = knob
+                .apply(&want)
+                .with_context(|| format!("applying {name} = {want}"));
+            if rebinds {
+                target.reopen()?;
+            }
+            applied?;
         }
         guard
             .knob(&name)

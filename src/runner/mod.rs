@@ -6,6 +6,7 @@
 //!   config's expectations, run the workload, record it;
 //! - [`results`]: the results directory of a recorded run; [`observe`]: what the runner
 //!   reads from the device; `knobs`: which knobs a session uses and their values;
+//!   `reopen`: the target closed and opened again around knobs that rebind the disk;
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as one stop flag; the knobs are restored on
 //!   one path after the loop (finished, failed or stopped) and by the guard on panic;
 //! - [`events`]: progress as typed events for the command line to show;
@@ -18,6 +19,7 @@ pub mod events;
 mod evidence;
 mod knobs;
 pub mod observe;
+mod reopen;
 pub mod results;
 mod run_loop;
 pub mod session;

@@ -10,6 +10,7 @@
 use super::events::{Event, Events, RunInfo};
 use super::knobs::{self, KnobPlan};
 use super::observe::Observer;
+use super::reopen::TargetSlot;
 use super::results::Recording;
 use super::session::Session;
 use super::signals::Interrupts;
@@ -57,7 +58,7 @@ pub(super) fn run(
     let mut runs = Loop {
         session: &session,
         observer: &observer,
-        target: &target,
+        target: TargetSlot::new(target),
         engine: &engine,
         wanted: &wanted,
         evidence: &evidence,
@@ -70,6 +71,8 @@ pub(super) fn run(
         warned_caches: false,
     };
     let looped = runs.all(&mut guard);
+    // Knobs that rebind the block driver delete the disk: no handle of ours stays on it.
+    runs.target.close();
     events.event(Event::Finish);
     // The one restore path, whether the loop finished, failed or was stopped.
     let restored = guard.restore_all();
@@ -119,7 +122,7 @@ fn guard_report(events: &Arc<dyn Events>) -> GuardReport {
 struct Loop<'a> {
     session: &'a Session,
     observer: &'a Observer,
-    target: &'a Target,
+    target: TargetSlot,
     engine: &'a EngineOptions,
     /// Knob values per config.
     wanted: &'a [BTreeMap<String, String>],
@@ -207,8 +210,8 @@ impl Loop<'_> {
                 slot.run, run.total, config.name, spec.name, slot.repetition
             ),
         };
-        let verified =
-            knobs::put_in_place(guard, &self.wanted[slot.config]).with_context(|| what.clone())?;
+        let verified = knobs::put_in_place(guard, &self.wanted[slot.config], &mut self.target)
+            .with_context(|| what.clone())?;
         self.observer
             .check_expect(config)
             .with_context(|| what.clone())?;
@@ -218,7 +221,7 @@ impl Loop<'_> {
         }
         self.events.event(Event::RunStarting { run });
         let started = self.evidence.start();
-        let result = match run_workload(spec, self.target, self.engine) {
+        let result = match run_workload(spec, self.target.get()?, self.engine) {
             Ok(result) => result,
             Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
                 return Ok(false)

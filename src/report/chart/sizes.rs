@@ -5,9 +5,9 @@
 use super::{color, frame, legend, Chart, FONT};
 use crate::report::evidence::EvidenceBlock;
 use crate::report::model::Report;
-use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 
 /// More distinct sizes than this are grouped into powers of two.
@@ -145,44 +145,40 @@ fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    // Each class takes one slot per config plus a gap slot.
+    // Class i spans [i, i + 1) on the x axis: the configs' bars side by side in its
+    // middle 80%, its label under the middle.
+    let n = panel.classes.len().max(1);
     let k = panel.series.len().max(1);
-    let slots = panel.classes.len() * (k + 1);
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.title, (FONT, 16))
         .margin(8)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d((0..slots.max(1)).into_segmented(), 0.0..105.0)?;
-    let classes = &panel.classes;
+        .build_cartesian_2d(0.0..n as f64, 0.0..105.0)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(slots.max(1))
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) if i % (k + 1) == (k - 1) / 2 => {
-                classes.get(i / (k + 1)).cloned().unwrap_or_default()
-            }
-            _ => String::new(),
-        })
-        .x_label_style((FONT, 13))
+        .x_labels(0)
         .x_desc("request size (bytes)")
         .y_desc("% of requests")
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .y_label_style((FONT, 13))
         .draw()?;
+    let width = 0.8 / k as f64;
     for (j, s) in panel.series.iter().enumerate() {
         chart.draw_series(s.percent.iter().enumerate().map(|(i, p)| {
-            let slot = i * (k + 1) + j;
-            let mut bar = Rectangle::new(
-                [
-                    (SegmentValue::Exact(slot), 0.0),
-                    (SegmentValue::Exact(slot + 1), *p),
-                ],
+            let left = i as f64 + 0.1 + j as f64 * width;
+            Rectangle::new(
+                [(left, 0.0), (left + width * 0.95, *p)],
                 color(s.color_index).filled(),
-            );
-            bar.set_margin(0, 0, 1, 1);
-            bar
+            )
         }))?;
+    }
+    let base = area.get_base_pixel();
+    let style = TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, label) in panel.classes.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        area.draw_text(label, &style, (x - base.0, y - base.1 + 4))?;
     }
     Ok(())
 }
