@@ -192,15 +192,7 @@ mmcab report /out/res > /out/mail.txt 2> /out/report.err
 
     // Knobs: cmd23 switchable; cqe unavailable, saying why (card and host).
     let knobs = run.out_json("knobs.json");
-    let knob = |name: &str| {
-        knobs
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|k| k["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let knob = |name: &str| testbed::knob(&knobs, name);
     assert_eq!(knob("cmd23")["available"], true, "{knobs}");
     assert_eq!(knob("cmd23")["value"], "on");
     let cqe = knob("cqe");
@@ -254,12 +246,7 @@ mmcab run /workloads/bus-width-boot.toml --device /dev/mmcblk0 --allow-write --r
         );
     run.assert_success();
     let knobs = run.out_json("knobs.json");
-    let cmd23 = knobs
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["name"] == "cmd23")
-        .unwrap();
+    let cmd23 = testbed::knob(&knobs, "cmd23");
     assert_eq!(cmd23["available"], false);
     let why = cmd23["reason"].as_str().unwrap();
     assert!(

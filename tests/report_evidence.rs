@@ -46,7 +46,11 @@ fn evidence_is_next_to_the_numbers_in_every_output() {
     let dir = copy("results-emmc-cmd23", tmp.path());
     let text = report(&dir);
     for (i, line) in text.lines().enumerate() {
-        assert!(line.len() <= 72 && line.is_ascii(), "line {}: {line:?}", i + 1);
+        assert!(
+            line.len() <= 72 && line.is_ascii(),
+            "line {}: {line:?}",
+            i + 1
+        );
     }
     let golden = root().join("tests/fixtures/results-emmc-cmd23.expected.txt");
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
@@ -59,7 +63,10 @@ fn evidence_is_next_to_the_numbers_in_every_output() {
         golden.display()
     );
     // Every headline block: its numbers, then one evidence line per config.
-    for block in text.split("\n\n").filter(|b| b.contains("(higher is better)")) {
+    for block in text
+        .split("\n\n")
+        .filter(|b| b.contains("(higher is better)"))
+    {
         let lines: Vec<&str> = block.lines().collect();
         let header = lines
             .iter()
@@ -72,7 +79,10 @@ fn evidence_is_next_to_the_numbers_in_every_output() {
     }
     let out = dir.join("report");
     let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
-    assert!(md.contains("## Kernel evidence") && md.contains("| cmd23-off | 2 | trace | 16 |"), "{md}");
+    assert!(
+        md.contains("## Kernel evidence") && md.contains("| cmd23-off | 2 | trace | 16 |"),
+        "{md}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).expect("json"))
             .expect("report.json");

@@ -305,26 +305,13 @@ impl RunEvidence {
 mod tests {
     use super::*;
 
-    fn card(root: &Path) -> MmcPaths {
-        MmcPaths {
-            dev_node: root.join("dev/mmcblk0"),
-            disk: "mmcblk0".into(),
-            block_sysfs: root.join("sys/block/mmcblk0"),
-            card_sysfs: root.join("sys/bus/mmc/devices/mmc0:0001"),
-            card: "mmc0:0001".into(),
-            host: "mmc0".into(),
-            host_debugfs: root.join("debug/mmc0"),
-            card_debugfs: root.join("debug/mmc0/mmc0:0001"),
-        }
-    }
-
     /// No tracefs: meta.json and every run say why, and the run goes on with what there is.
     #[test]
     fn without_tracefs_the_run_goes_on_and_says_why() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("target");
         std::fs::write(&target, b"x").unwrap();
-        let paths = card(dir.path());
+        let paths = MmcPaths::under(dir.path());
         let collector = Collector::open_with(&target, Some(&paths), || {
             anyhow::bail!("tracefs is not mounted (looked in /nonexistent)")
         });
@@ -360,7 +347,8 @@ mod tests {
         std::fs::write(root.join("instances"), b"").unwrap();
         let target = dir.path().join("target");
         std::fs::write(&target, b"x").unwrap();
-        let collector = Collector::open_with(&target, Some(&card(dir.path())), || Ok(root));
+        let collector =
+            Collector::open_with(&target, Some(&MmcPaths::under(dir.path())), || Ok(root));
         let why = &collector.meta().trace;
         assert!(
             why.starts_with("unavailable: ") && why.contains("instances"),
@@ -378,7 +366,7 @@ mod tests {
     #[test]
     fn packing_statistics_found_disabled_are_reported_not_guessed() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = card(dir.path());
+        let paths = MmcPaths::under(dir.path());
         std::fs::create_dir_all(&paths.card_debugfs).unwrap();
         let stats = paths.card_debugfs.join("wr_pack_stats");
         std::fs::write(&stats, "").unwrap();

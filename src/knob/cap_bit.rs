@@ -320,25 +320,7 @@ mod tests {
     use super::*;
 
     fn fixture(caps: &str, caps2: &str) -> (tempfile::TempDir, MmcPaths) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        let paths = MmcPaths {
-            dev_node: root.join("dev/mmcblk0"),
-            disk: "mmcblk0".into(),
-            block_sysfs: root.join("sys/block/mmcblk0"),
-            card_sysfs: root.join("sys/bus/mmc/devices/mmc0:0001"),
-            card: "mmc0:0001".into(),
-            host: "mmc0".into(),
-            host_debugfs: root.join("debug/mmc0"),
-            card_debugfs: root.join("debug/mmc0/mmc0:0001"),
-        };
-        std::fs::create_dir_all(paths.card_sysfs.join("power")).unwrap();
-        std::fs::create_dir_all(&paths.host_debugfs).unwrap();
-        std::fs::write(paths.host_debugfs.join("caps"), caps).unwrap();
-        std::fs::write(paths.host_debugfs.join("caps2"), caps2).unwrap();
-        std::fs::write(paths.card_sysfs.join("power/control"), "auto\n").unwrap();
-        std::fs::write(paths.card_sysfs.join("power/runtime_status"), "active\n").unwrap();
-        (dir, paths)
+        crate::knob::caps::caps_tree(caps, caps2, "auto\n")
     }
 
     #[test]

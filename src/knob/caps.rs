@@ -351,6 +351,21 @@ impl Knob for BusWidthKnob {
     }
 }
 
+/// A card's tree under a temporary directory as the caps knobs see it: the host's
+/// `caps` and `caps2`, the card's `power/control` and an active `runtime_status`.
+#[cfg(test)]
+pub(crate) fn caps_tree(caps: &str, caps2: &str, control: &str) -> (tempfile::TempDir, MmcPaths) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = MmcPaths::under(dir.path());
+    std::fs::create_dir_all(paths.card_sysfs.join("power")).unwrap();
+    std::fs::create_dir_all(&paths.host_debugfs).unwrap();
+    std::fs::write(paths.host_debugfs.join("caps"), caps).unwrap();
+    std::fs::write(paths.host_debugfs.join("caps2"), caps2).unwrap();
+    std::fs::write(paths.card_sysfs.join("power/control"), control).unwrap();
+    std::fs::write(paths.card_sysfs.join("power/runtime_status"), "active\n").unwrap();
+    (dir, paths)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,24 +384,7 @@ mod tests {
     }
 
     fn fixture(caps: &str) -> (tempfile::TempDir, MmcPaths) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        let paths = MmcPaths {
-            dev_node: root.join("dev/mmcblk0"),
-            disk: "mmcblk0".into(),
-            block_sysfs: root.join("sys/block/mmcblk0"),
-            card_sysfs: root.join("sys/bus/mmc/devices/mmc0:0001"),
-            card: "mmc0:0001".into(),
-            host: "mmc0".into(),
-            host_debugfs: root.join("debug/mmc0"),
-            card_debugfs: root.join("debug/mmc0/mmc0:0001"),
-        };
-        std::fs::create_dir_all(paths.card_sysfs.join("power")).unwrap();
-        std::fs::create_dir_all(&paths.host_debugfs).unwrap();
-        std::fs::write(paths.host_debugfs.join("caps"), caps).unwrap();
-        std::fs::write(paths.card_sysfs.join("power/control"), "on\n").unwrap();
-        std::fs::write(paths.card_sysfs.join("power/runtime_status"), "active\n").unwrap();
-        (dir, paths)
+        caps_tree(caps, "0x00020000\n", "on\n")
     }
 
     #[test]

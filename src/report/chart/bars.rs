@@ -1,7 +1,7 @@
 //! Grouped bars: one panel per workload x direction, one bar per config (mean), 95% CI
 //! error bars when n > 1, the change against A written above each other bar.
 
-use super::{color, file_stem, frame, legend, Chart, FONT};
+use super::{color, file_stem, frame, legend_and_cells, Chart, FONT};
 use crate::report::model::{format_pct, format_value, Report};
 use crate::stats::Verdict;
 use plotters::coord::ranged1d::SegmentValue;
@@ -40,9 +40,7 @@ const COLUMNS: usize = 3;
 
 impl BarChart {
     fn grid(&self) -> (usize, usize) {
-        let n = self.panels.len().max(1);
-        let cols = n.min(COLUMNS);
-        (n.div_ceil(cols), cols)
+        super::grid(self.panels.len(), COLUMNS)
     }
 }
 
@@ -202,8 +200,7 @@ fn draw_panel<DB: DrawingBackend>(
 
 impl Chart for BarChart {
     fn size(&self) -> (u32, u32) {
-        let (rows, cols) = self.grid();
-        ((PANEL_W * cols as u32).max(640), PANEL_H * rows as u32 + 96)
+        super::grid_size(self.grid(), (PANEL_W, PANEL_H))
     }
 
     fn draw<DB: DrawingBackend>(
@@ -211,14 +208,12 @@ impl Chart for BarChart {
         root: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let area = frame(root, &self.title, &self.caption)?;
-        // One legend for all panels: config colours are the same everywhere.
         let entries = self
             .panels
             .iter()
             .flat_map(|p| &p.bars)
             .map(|b| (b.color_index, b.config.as_str()));
-        let area = legend(&area, entries)?;
-        let cells = area.split_evenly(self.grid());
+        let cells = legend_and_cells(&area, entries, self.grid())?;
         for (cell, panel) in cells.iter().zip(&self.panels) {
             draw_panel(cell, panel, self.published)?;
         }

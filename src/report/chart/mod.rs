@@ -177,12 +177,27 @@ fn caption_lines(caption: &str, max_chars: usize) -> Vec<String> {
     lines
 }
 
+/// Panels laid out in a grid at most `columns` wide: (rows, columns).
+pub fn grid(panels: usize, columns: usize) -> (usize, usize) {
+    let n = panels.max(1);
+    let cols = n.min(columns);
+    (n.div_ceil(cols), cols)
+}
+
+/// Pixel size of a chart of `(rows, columns)` panels of `panel` pixels each, with room
+/// for the title, the legend and the caption.
+pub fn grid_size((rows, cols): (usize, usize), panel: (u32, u32)) -> (u32, u32) {
+    ((panel.0 * cols as u32).max(640), panel.1 * rows as u32 + 96)
+}
+
 /// A row of colour boxes naming the configs (each colour once, in config order) above
-/// the panels; returns the area left below it.
-pub fn legend<'a, DB: DrawingBackend>(
+/// the panels, one legend for all (config colours are the same everywhere); returns the
+/// cells of a `(rows, columns)` grid below it.
+pub fn legend_and_cells<'a, DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: impl Iterator<Item = (usize, &'a str)>,
-) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    grid: (usize, usize),
+) -> Result<Vec<DrawingArea<DB, Shift>>, DrawingAreaErrorKind<DB::ErrorType>> {
     let (top, rest) = area.split_vertically(26);
     let mut seen: Vec<(usize, &str)> = Vec::new();
     for (i, name) in entries {
@@ -197,7 +212,7 @@ pub fn legend<'a, DB: DrawingBackend>(
         top.draw_text(name, &(FONT, 14).into_font().color(&BLACK), (x + 20, 5))?;
         x += 44 + (name.chars().count() as f64 * 7.5) as i32;
     }
-    Ok(rest)
+    Ok(rest.split_evenly(grid))
 }
 
 /// Render every chart kind that has data; returns the file names written.

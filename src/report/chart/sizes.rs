@@ -2,7 +2,7 @@
 //! grouped bars per size with one bar per config (share of its requests, pooled over the
 //! measured runs), from the report's evidence (traced runs only).
 
-use super::{color, frame, legend, Chart, FONT};
+use super::{color, frame, legend_and_cells, Chart, FONT};
 use crate::report::evidence::EvidenceBlock;
 use crate::report::model::Report;
 use plotters::coord::Shift;
@@ -135,9 +135,7 @@ pub fn size_chart(report: &Report) -> Option<(String, SizeChart)> {
 
 impl SizeChart {
     fn grid(&self) -> (usize, usize) {
-        let n = self.panels.len().max(1);
-        let cols = n.min(COLUMNS);
-        (n.div_ceil(cols), cols)
+        super::grid(self.panels.len(), COLUMNS)
     }
 }
 
@@ -185,8 +183,7 @@ fn draw_panel<DB: DrawingBackend>(
 
 impl Chart for SizeChart {
     fn size(&self) -> (u32, u32) {
-        let (rows, cols) = self.grid();
-        ((PANEL_W * cols as u32).max(640), PANEL_H * rows as u32 + 96)
+        super::grid_size(self.grid(), (PANEL_W, PANEL_H))
     }
 
     fn draw<DB: DrawingBackend>(
@@ -199,8 +196,7 @@ impl Chart for SizeChart {
             .iter()
             .flat_map(|p| &p.series)
             .map(|s| (s.color_index, s.config.as_str()));
-        let area = legend(&area, entries)?;
-        let cells = area.split_evenly(self.grid());
+        let cells = legend_and_cells(&area, entries, self.grid())?;
         for (cell, panel) in cells.iter().zip(&self.panels) {
             draw_panel(cell, panel)?;
         }
