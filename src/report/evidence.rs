@@ -11,9 +11,9 @@
 
 use super::load::ResultsDir;
 use super::model::{format_value, Report};
-use crate::record::{EvidenceRow, RunRow};
+use crate::record::EvidenceRow;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One workload x direction.
 #[derive(Debug, Clone, Serialize)]
@@ -70,42 +70,47 @@ pub fn build(dir: &ResultsDir, configs: &[String], workloads: &[String]) -> Vec<
         .filter(|r| r.warmup)
         .map(|r| r.run)
         .collect();
+    // Grouped once by (workload, config, direction): the evidence rows of measured runs,
+    // the bytes the workload moved, the size histogram.
+    type Key<'a> = (&'a str, &'a str, &'a str);
+    let mut rows: HashMap<Key, Vec<&EvidenceRow>> = HashMap::new();
+    for e in dir.evidence.iter().filter(|e| !warm.contains(&e.run)) {
+        rows.entry((&e.workload, &e.config, &e.direction))
+            .or_default()
+            .push(e);
+    }
+    let mut moved: HashMap<Key, u64> = HashMap::new();
+    for r in super::results::measured(dir) {
+        *moved
+            .entry((&r.workload, &r.config, r.direction.as_str()))
+            .or_default() += r.bytes;
+    }
+    let mut sizes: HashMap<Key, BTreeMap<u64, u64>> = HashMap::new();
+    for s in dir.request_sizes.iter().filter(|s| !warm.contains(&s.run)) {
+        *sizes
+            .entry((&s.workload, &s.config, &s.direction))
+            .or_default()
+            .entry(s.bytes)
+            .or_insert(0) += s.requests;
+    }
     let mut out = Vec::new();
     for workload in workloads {
         for direction in ["write", "read"] {
-            let rows: Vec<ConfigEvidence> = configs
+            let block: Vec<ConfigEvidence> = configs
                 .iter()
                 .filter_map(|config| {
-                    let ev: Vec<&EvidenceRow> = dir
-                        .evidence
-                        .iter()
-                        .filter(|e| {
-                            &e.workload == workload
-                                && &e.config == config
-                                && e.direction == direction
-                                && !warm.contains(&e.run)
-                        })
-                        .collect();
-                    let moved: Vec<&RunRow> = super::results::measured(dir)
-                        .into_iter()
-                        .filter(|r| {
-                            &r.workload == workload
-                                && &r.config == config
-                                && r.direction.as_str() == direction
-                        })
-                        .collect();
-                    if ev.is_empty() || moved.is_empty() {
-                        return None;
-                    }
-                    let bytes: u64 = moved.iter().map(|r| r.bytes).sum();
-                    Some(summarize(dir, config, &ev, bytes))
+                    let key = (workload.as_str(), config.as_str(), direction);
+                    let ev = rows.get(&key)?;
+                    let bytes = *moved.get(&key)?;
+                    let sizes = sizes.remove(&key).unwrap_or_default();
+                    Some(summarize(config, ev, bytes, sizes))
                 })
                 .collect();
-            if !rows.is_empty() {
+            if !block.is_empty() {
                 out.push(EvidenceBlock {
                     workload: workload.clone(),
                     direction: direction.to_string(),
-                    rows,
+                    rows: block,
                 });
             }
         }
@@ -117,8 +122,14 @@ fn share(part: u64, whole: u64) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
-/// One config's rows of one workload x direction; `bytes` is what the workload moved.
-fn summarize(dir: &ResultsDir, config: &str, ev: &[&EvidenceRow], bytes: u64) -> ConfigEvidence {
+/// One config's rows of one workload x direction; `bytes` is what the workload moved,
+/// `sizes` the size histogram of its traced runs.
+fn summarize(
+    config: &str,
+    ev: &[&EvidenceRow],
+    bytes: u64,
+    sizes: BTreeMap<u64, u64>,
+) -> ConfigEvidence {
     let runs: HashSet<u32> = ev.iter().map(|e| e.run).collect();
     let traced = ev.iter().all(|e| e.requests.is_some());
     let sum = |f: fn(&EvidenceRow) -> Option<u64>| -> Option<u64> {
@@ -153,11 +164,7 @@ fn summarize(dir: &ResultsDir, config: &str, ev: &[&EvidenceRow], bytes: u64) ->
     if traced {
         let requests = sum(|e| e.requests).unwrap_or(0);
         let multi = sum(|e| e.multi_block).unwrap_or(0);
-        for s in dir.request_sizes.iter().filter(|s| {
-            runs.contains(&s.run) && s.config == config && s.direction == ev[0].direction
-        }) {
-            *row.sizes.entry(s.bytes).or_insert(0) += s.requests;
-        }
+        row.sizes = sizes;
         let sized: u64 = row.sizes.values().sum();
         let lat_weight: f64 = ev
             .iter()
