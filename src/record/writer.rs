@@ -405,9 +405,16 @@ mod tests {
         };
         let writer = ResultsWriter::create(&out, &meta).unwrap();
         writer.append_run(&key(1), &result(4), None).unwrap();
-        // Run 2 reached series.csv but not runs.csv; runs.csv has a torn line.
+        // Run 2 reached series.csv and evidence.csv but not runs.csv; runs.csv has a torn
+        // line.
         let (_, series, _) = rows_for(&key(2), &result(4));
         append_rows(&out.join(SERIES_CSV), &series).unwrap();
+        let evidence = |run| EvidenceRow {
+            run,
+            trace: "ok".into(),
+            ..Default::default()
+        };
+        append_rows(&out.join(EVIDENCE_CSV), &[evidence(1), evidence(2)]).unwrap();
         let mut f = OpenOptions::new()
             .append(true)
             .open(out.join(RUNS_CSV))
@@ -425,6 +432,8 @@ mod tests {
         );
         let series: Vec<SeriesRow> = read_rows(&out.join(SERIES_CSV)).unwrap();
         assert!(series.iter().all(|r| r.run == 1));
+        let evidence: Vec<EvidenceRow> = read_rows(&out.join(EVIDENCE_CSV)).unwrap();
+        assert_eq!(evidence.iter().map(|r| r.run).collect::<Vec<_>>(), [1]);
         let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();
         assert_eq!(rows.len(), 2);
     }
