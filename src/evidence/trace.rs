@@ -96,37 +96,41 @@ pub fn parse_line(line: &str) -> Line {
             let open = rest.find("mmc_request[")? + "mmc_request[".len();
             let close = open + rest[open..].find("]: ")?;
             let mrq = rest[open..close].to_string();
-            let fields = Fields(&rest[close + 3..]);
+            let text = &rest[close + 3..];
             let host = host.to_string();
             Some(if start {
+                let [cmd_opcode, cmd_arg, stop_opcode, sbc_opcode, sbc_arg, blocks, block_size, blk_addr, data_flags, tag] =
+                    fields(text, &START_KEYS);
                 Line::Start(Start {
                     ts_ns,
                     host,
                     mrq,
-                    cmd_opcode: fields.u32("cmd_opcode")?,
-                    cmd_arg: fields.u32("cmd_arg")?,
-                    stop_opcode: fields.u32("stop_opcode")?,
-                    sbc_opcode: fields.u32("sbc_opcode")?,
-                    sbc_arg: fields.u32("sbc_arg")?,
-                    blocks: fields.u32("blocks")?,
-                    block_size: fields.u32("block_size")?,
-                    blk_addr: fields.u32("blk_addr"),
-                    data_flags: fields.u32("data_flags")?,
-                    tag: fields.i32("tag"),
+                    cmd_opcode: unsigned(cmd_opcode)?,
+                    cmd_arg: unsigned(cmd_arg)?,
+                    stop_opcode: unsigned(stop_opcode)?,
+                    sbc_opcode: unsigned(sbc_opcode)?,
+                    sbc_arg: unsigned(sbc_arg)?,
+                    blocks: unsigned(blocks)?,
+                    block_size: unsigned(block_size)?,
+                    blk_addr: unsigned(blk_addr),
+                    data_flags: unsigned(data_flags)?,
+                    tag: signed(tag),
                 })
             } else {
+                let [cmd_opcode, cmd_err, stop_err, sbc_opcode, sbc_err, bytes_xfered, data_err, tag] =
+                    fields(text, &DONE_KEYS);
                 Line::Done(Done {
                     ts_ns,
                     host,
                     mrq,
-                    cmd_opcode: fields.u32("cmd_opcode")?,
-                    cmd_err: fields.i32("cmd_err")?,
-                    stop_err: fields.i32("stop_err")?,
-                    sbc_opcode: fields.u32("sbc_opcode")?,
-                    sbc_err: fields.i32("sbc_err")?,
-                    bytes_xfered: fields.u32("bytes_xfered")?,
-                    data_err: fields.i32("data_err")?,
-                    tag: fields.i32("tag"),
+                    cmd_opcode: unsigned(cmd_opcode)?,
+                    cmd_err: signed(cmd_err)?,
+                    stop_err: signed(stop_err)?,
+                    sbc_opcode: unsigned(sbc_opcode)?,
+                    sbc_err: signed(sbc_err)?,
+                    bytes_xfered: unsigned(bytes_xfered)?,
+                    data_err: signed(data_err)?,
+                    tag: signed(tag),
                 })
             })
         })();
@@ -164,31 +168,64 @@ fn parse_timestamp(word: &str) -> Option<u64> {
         .checked_add(frac_ns)
 }
 
-/// The `key=value` words of an event's text.
-struct Fields<'a>(&'a str);
+/// The keys read from each event, in the order the kernel prints them.
+const START_KEYS: [&str; 10] = [
+    "cmd_opcode",
+    "cmd_arg",
+    "stop_opcode",
+    "sbc_opcode",
+    "sbc_arg",
+    "blocks",
+    "block_size",
+    "blk_addr",
+    "data_flags",
+    "tag",
+];
+const DONE_KEYS: [&str; 8] = [
+    "cmd_opcode",
+    "cmd_err",
+    "stop_err",
+    "sbc_opcode",
+    "sbc_err",
+    "bytes_xfered",
+    "data_err",
+    "tag",
+];
 
-impl Fields<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .split_ascii_whitespace()
-            .filter_map(|word| word.split_once('='))
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v)
-    }
-
-    /// `%u` or `0x%x`.
-    fn u32(&self, key: &str) -> Option<u32> {
-        let v = self.get(key)?;
-        match v.strip_prefix("0x") {
-            Some(hex) => u32::from_str_radix(hex, 16).ok(),
-            None => v.parse().ok(),
+/// The values of `keys` among the `key=value` words of an event's text, in one pass
+/// that stops once all are found (this runs for every event of a run).
+fn fields<'a, const N: usize>(text: &'a str, keys: &[&str; N]) -> [Option<&'a str>; N] {
+    let mut out = [None; N];
+    let mut missing = N;
+    for word in text.split_ascii_whitespace() {
+        let Some((key, value)) = word.split_once('=') else {
+            continue;
+        };
+        if let Some(i) = keys.iter().position(|k| *k == key) {
+            if out[i].is_none() {
+                out[i] = Some(value);
+                missing -= 1;
+                if missing == 0 {
+                    break;
+                }
+            }
         }
     }
+    out
+}
 
-    /// `%d`.
-    fn i32(&self, key: &str) -> Option<i32> {
-        self.get(key)?.parse().ok()
+/// `%u` or `0x%x`.
+fn unsigned(value: Option<&str>) -> Option<u32> {
+    let v = value?;
+    match v.strip_prefix("0x") {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => v.parse().ok(),
     }
+}
+
+/// `%d`.
+fn signed(value: Option<&str>) -> Option<i32> {
+    value?.parse().ok()
 }
 
 #[cfg(test)]
