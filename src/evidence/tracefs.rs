@@ -3,9 +3,12 @@
 //! buffer, other instances) are left alone; removed again when dropped. Instances left
 //! behind by an mmcab that was killed are removed when the next one starts.
 //!
-//! A [`Capture`] empties the buffer, switches tracing on and starts a thread that reads
-//! `trace_pipe` every [`DRAIN_INTERVAL`] (non-blocking) and adds each line up in a
-//! [`RequestStats`], so memory stays small however long the run; [`Capture::finish`]
+//! A [`Capture`] empties the buffer, switches tracing on and starts a thread that looks
+//! at the buffer's fill every [`DRAIN_INTERVAL`] (`per_cpu/cpuN/stats`, `bytes:`) and
+//! reads `trace_pipe` (non-blocking, each line added up in a [`RequestStats`]) only once
+//! a CPU's buffer is [`DRAIN_AT_PERCENT`] full: a run whose events fit in the buffer is
+//! read after its last I/O, outside its timing (the kernel formats each event as it is
+//! read, the costly part), and a long one stays within memory. [`Capture::finish`]
 //! switches tracing off, reads the rest and counts what the ring buffer lost
 //! (`per_cpu/cpuN/stats` overrun and dropped events, and `[LOST N EVENTS]` lines).
 
@@ -21,8 +24,10 @@ use std::time::Duration;
 /// Per-CPU ring buffer of the instance. At ~150 bytes per event (seen in the testbed)
 /// this holds ~14000 events per CPU, more than a fast eMMC makes between two drains.
 pub const BUFFER_KB: u32 = 2048;
-/// How often the capture thread empties `trace_pipe`.
+/// How often the capture thread looks at the buffer's fill.
 pub const DRAIN_INTERVAL: Duration = Duration::from_millis(100);
+/// Fill of a CPU's buffer at which the run's events are read while it goes on.
+pub const DRAIN_AT_PERCENT: u64 = 50;
 /// Name prefix of mmcab's instances.
 const PREFIX: &str = "mmcab-";
 const EVENTS: [&str; 2] = ["mmc_request_start", "mmc_request_done"];
@@ -166,9 +171,10 @@ impl Instance {
         let stop = Arc::new(AtomicBool::new(false));
         let host = self.host.clone();
         let flag = stop.clone();
+        let fill = Fill::new(&self.dir);
         let thread = std::thread::Builder::new()
             .name("mmcab-trace".into())
-            .spawn(move || drain(pipe, &host, &flag))
+            .spawn(move || drain(pipe, &host, &flag, &fill))
             .context("starting the trace reader thread")?;
         self.write("tracing_on", "1")?;
         Ok(Capture {
@@ -283,13 +289,60 @@ impl Drop for Capture {
     }
 }
 
-/// Read `trace_pipe` until stopped, adding every complete line up.
-fn drain(mut pipe: std::fs::File, host: &str, stop: &AtomicBool) -> Result<RequestStats> {
+/// How full the instance's per-CPU buffers are.
+struct Fill {
+    stats: Vec<PathBuf>,
+    /// Bytes of one CPU's buffer.
+    capacity: u64,
+}
+
+impl Fill {
+    fn new(dir: &Path) -> Fill {
+        let stats = std::fs::read_dir(dir.join("per_cpu"))
+            .map(|cpus| cpus.flatten().map(|c| c.path().join("stats")).collect())
+            .unwrap_or_default();
+        let capacity = std::fs::read_to_string(dir.join("buffer_size_kb"))
+            .ok()
+            .and_then(|t| t.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024;
+        Fill { stats, capacity }
+    }
+
+    /// Whether some CPU's unread events reach [`DRAIN_AT_PERCENT`] of its buffer (also
+    /// when that cannot be told: then reading is the safe side).
+    fn high(&self) -> bool {
+        if self.capacity == 0 || self.stats.is_empty() {
+            return true;
+        }
+        self.stats.iter().any(|path| {
+            let unread = std::fs::read_to_string(path).ok().and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("bytes:"))
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+            });
+            unread.is_none_or(|b| b * 100 >= self.capacity * DRAIN_AT_PERCENT)
+        })
+    }
+}
+
+/// Read `trace_pipe` when the buffer fills up and when stopped, adding every complete
+/// line up.
+fn drain(
+    mut pipe: std::fs::File,
+    host: &str,
+    stop: &AtomicBool,
+    fill: &Fill,
+) -> Result<RequestStats> {
     let mut stats = RequestStats::new(host);
     let mut buf = vec![0u8; 64 * 1024];
     let mut partial: Vec<u8> = Vec::new();
     loop {
         let stopping = stop.load(Ordering::SeqCst);
+        if !stopping && !fill.high() {
+            std::thread::park_timeout(DRAIN_INTERVAL);
+            continue;
+        }
         loop {
             match pipe.read(&mut buf) {
                 Ok(0) => break,
@@ -333,6 +386,26 @@ mod tests {
         let text = std::fs::read_to_string(path).unwrap();
         let per_cpu: Vec<u64> = text.split("== ").skip(1).map(lost_in_stats).collect();
         assert_eq!(per_cpu, vec![159, 128]);
+    }
+
+    #[test]
+    fn events_are_read_during_a_run_only_once_a_buffer_is_half_full() {
+        let dir = tempfile::tempdir().unwrap();
+        // Nothing to tell the fill from: read.
+        assert!(Fill::new(dir.path()).high());
+        std::fs::write(dir.path().join("buffer_size_kb"), "1 (expanded: 1411)\n").unwrap();
+        for cpu in ["cpu0", "cpu1"] {
+            std::fs::create_dir_all(dir.path().join("per_cpu").join(cpu)).unwrap();
+        }
+        let stats = |cpu: &str, bytes: u64| {
+            let text = format!("entries: 3\noverrun: 0\ncommit overrun: 0\nbytes: {bytes}\n");
+            std::fs::write(dir.path().join("per_cpu").join(cpu).join("stats"), text).unwrap();
+        };
+        stats("cpu0", 100);
+        stats("cpu1", 500);
+        assert!(!Fill::new(dir.path()).high(), "500 of 1024 bytes");
+        stats("cpu1", 512);
+        assert!(Fill::new(dir.path()).high(), "512 of 1024 bytes");
     }
 
     #[test]
