@@ -16,6 +16,7 @@ pub mod device;
 pub mod evidence;
 pub mod knob;
 pub mod plan;
+pub mod probe;
 pub mod record;
 pub mod report;
 pub mod runner;

@@ -127,7 +127,7 @@ cat {CAPS} > /out/caps-after; cat {CONTROL} > /out/control-after; cat {IOS} > /o
     assert_eq!(packing["available"], false);
     let why = packing["reason"].as_str().unwrap();
     assert!(
-        why.contains("removed packed commands in v4.10") && why.contains("MAX_PACKED_WRITES 0"),
+        why.contains("mainline never sent packed commands") && why.contains("MAX_PACKED_WRITES 0"),
         "{why}"
     );
 }

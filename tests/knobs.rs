@@ -95,21 +95,35 @@ fn emulated_emmc_on_linux_7_has_bus_width_and_explains_the_rest() {
     let packing = find(&statuses, "packing");
     assert!(!packing.available);
     assert!(
-        packing.reason.contains("removed packed commands in v4.10"),
+        packing
+            .reason
+            .contains("mainline never sent packed commands"),
         "{packing:?}"
     );
     assert!(
         packing.reason.contains("MAX_PACKED_WRITES 0"),
         "{packing:?}"
     );
-    assert!(packing.reason.contains("--label"), "{packing:?}");
+    assert!(
+        packing.reason.contains("engine = \"ioctl\"")
+            && packing.reason.contains("packed-ioctl.toml"),
+        "{packing:?}"
+    );
 
     let cqe = find(&statuses, "cqe");
     assert!(
         !cqe.available && cqe.reason.contains("CMDQ_SUPPORT = 0"),
         "{cqe:?}"
     );
-    assert_eq!(cqe.value.as_deref(), Some("0"));
+    assert_eq!(cqe.value.as_deref(), Some("off"), "cmdq_en 0");
+    assert!(
+        cqe.reason.contains("the host has no command queue engine")
+            && cqe.reason.contains("MMC_CAP2_CQE"),
+        "{cqe:?}"
+    );
+    // The card can do CMD23 and the host came up with it (caps bit 30).
+    let cmd23 = find(&statuses, "cmd23");
+    assert_eq!(cmd23.value.as_deref(), Some("on"), "{cmd23:?}");
     let cache = find(&statuses, "cache");
     assert!(
         !cache.available && cache.reason.contains("CACHE_SIZE = 0"),
@@ -135,6 +149,21 @@ fn linux_6_12_says_bus_width_is_an_across_boots_ab() {
     let bus = find(&statuses, "bus-width");
     assert!(!bus.available);
     assert_eq!(bus.value.as_deref(), Some("4"), "current width still shown");
+    // CMD23 came with the same change of debugfs caps: not on 6.12.
+    let cmd23 = find(&statuses, "cmd23");
+    assert!(!cmd23.available, "{cmd23:?}");
+    assert!(
+        cmd23
+            .reason
+            .contains("not switchable at run time on this kernel")
+            && cmd23.reason.contains("MMC_CAP_CMD23"),
+        "{cmd23:?}"
+    );
+    assert_eq!(
+        cmd23.value.as_deref(),
+        Some("on"),
+        "current setting still shown"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The command line: the only layer that knows clap or prints.
 //!
-//! Each command has its file (`info`, `knobs`, `run`, `report`): its arguments, their
+//! Each command has its file (`info`, `knobs`, `run`, `report`, `probe`): its arguments, their
 //! conversion into the domain's typed options, and how the domain's answer is shown.
 //! [`output::Output`] is the one sink for everything shown (stdout: results as text or
 //! JSON; stderr: notes, warnings, progress, the error). [`tables`] renders the tables
@@ -12,6 +12,8 @@
 mod info;
 mod knobs;
 pub mod output;
+mod probe;
+mod probe_packed;
 mod progress;
 mod report;
 mod run;
@@ -20,6 +22,7 @@ mod values;
 
 pub use info::InfoArgs;
 pub use knobs::KnobsArgs;
+pub use probe::ProbeArgs;
 pub use report::{CompareArgs, ReportArgs};
 pub use run::{RunArgs, EXIT_VERIFY_FAILED};
 
@@ -54,15 +57,19 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare labelled results directories from different boots or kernels
     Compare(CompareArgs),
+    /// Experiments that tell what a card does (packed writes, ...)
+    Probe(ProbeArgs),
 }
 
-/// Run one command; a failure is one `mmcab: error: ...` line and exit status 1.
+/// Run one command; a failure is one `mmcab: error: ...` line and exit status 1 (or one
+/// of the statuses of `mmcab run`, see run.rs).
 pub fn run(cli: Cli) -> ExitCode {
     let (quiet, json) = match &cli.command {
         Command::Info(a) => (false, a.json),
         Command::Knobs(a) => (false, a.json),
         Command::Run(a) => (a.quiet, a.json),
         Command::Report(_) | Command::Compare(_) => (false, false),
+        Command::Probe(a) => (false, a.json()),
     };
     let out = Arc::new(Output::new(quiet, json));
     let result = match &cli.command {
@@ -71,13 +78,14 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::execute(args, &out),
         Command::Report(args) => report::report(args, &out),
         Command::Compare(args) => report::compare(args, &out),
+        Command::Probe(args) => probe::execute(args, &out),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
             // One line for the common case; the chain of causes follows ": ".
             out.error(&err);
-            ExitCode::FAILURE
+            ExitCode::from(run::exit_status(&err))
         }
     }
 }

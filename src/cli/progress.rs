@@ -46,6 +46,10 @@ impl Events for Output {
             } => {
                 if run.mode == Mode::Recorded {
                     self.advance(&run_line(&run, verified, result));
+                    // Shown even with --quiet, like warnings (also in verify_errors.csv).
+                    for line in verify_lines(&run, result) {
+                        self.line(&line);
+                    }
                 }
                 if let Some(evidence) = evidence {
                     self.progress_line(&format!("  kernel: {}", evidence.summary()));
@@ -57,7 +61,18 @@ impl Events for Output {
                 done,
                 total,
                 dir,
-            } => self.line(&stopped_line(mode, done, total, dir)),
+                allow_write,
+            } => self.line(&stopped_line(mode, done, total, dir, allow_write)),
+            Event::Failed {
+                mode,
+                done,
+                total,
+                dir,
+                allow_write,
+            } => {
+                self.finish_progress();
+                self.line(&failed_line(mode, done, total, dir, allow_write));
+            }
             Event::Warning(text) => self.warn(&text),
             Event::TornLine { path, bytes } => self.line(&format!(
                 "mmcab: {}: dropping a torn last line ({bytes} bytes) left by the interrupted run",
@@ -110,17 +125,85 @@ fn run_line(run: &RunInfo, verified: &[String], result: &WorkloadResult) -> Stri
     )
 }
 
-fn stopped_line(mode: Mode, done: u32, total: u32, dir: Option<&Path>) -> String {
+/// The bad blocks verify found in a recorded run: a warning per job, then one line per
+/// block reported (offset and what was wrong).
+fn verify_lines(run: &RunInfo, result: &WorkloadResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    for job in &result.jobs {
+        let Some(v) = job.verify.as_ref().filter(|v| v.bad_blocks > 0) else {
+            continue;
+        };
+        lines.push(format!(
+            "mmcab: warning: run {}/{} ({}, {}, repetition {}): job '{}': verify found {} bad \
+             block(s) of {} checked{}",
+            run.slot.run,
+            run.total,
+            run.config,
+            run.workload,
+            run.slot.repetition,
+            job.job,
+            v.bad_blocks,
+            v.blocks_checked,
+            if v.bad_blocks > v.first_bad.len() as u64 {
+                format!(" (the first {} follow)", v.first_bad.len())
+            } else {
+                String::new()
+            }
+        ));
+        for (offset, problem) in &v.first_bad {
+            lines.push(format!("    offset {offset}: {problem}"));
+        }
+    }
+    lines
+}
+
+/// The command that finishes an interrupted run (`--allow-write` again if it had it).
+fn resume_command(dir: &Path, allow_write: bool) -> String {
+    format!(
+        "mmcab run --resume {}{}",
+        dir.display(),
+        if allow_write { " --allow-write" } else { "" }
+    )
+}
+
+fn stopped_line(
+    mode: Mode,
+    done: u32,
+    total: u32,
+    dir: Option<&Path>,
+    allow_write: bool,
+) -> String {
     match (mode, dir) {
         (Mode::Recorded, Some(dir)) => format!(
             "mmcab: cancelled after {done} of {total} runs; finished runs are in {}. Finish \
-             with: mmcab run --resume {}",
+             with: {}",
             dir.join(crate::record::RUNS_CSV).display(),
-            dir.display()
+            resume_command(dir, allow_write)
         ),
         _ => format!(
             "mmcab: cancelled after {done} of {total} workload(s); the results of the finished \
              ones follow (nothing is recorded without a results directory)"
+        ),
+    }
+}
+
+/// Where the runs stand after an error (the error itself is the last line).
+fn failed_line(mode: Mode, done: u32, total: u32, dir: Option<&Path>, allow_write: bool) -> String {
+    match (mode, dir) {
+        (Mode::Recorded, Some(dir)) if done == total => format!(
+            "mmcab: all {total} runs finished and are recorded in {} (mmcab report {})",
+            dir.display(),
+            dir.display()
+        ),
+        (Mode::Recorded, Some(dir)) => format!(
+            "mmcab: stopped after {done} of {total} runs; the finished runs are in {}. Once the \
+             device is healthy again, finish with: {}",
+            dir.join(crate::record::RUNS_CSV).display(),
+            resume_command(dir, allow_write)
+        ),
+        _ => format!(
+            "mmcab: stopped after {done} of {total} workload(s) (nothing is recorded without a \
+             results directory)"
         ),
     }
 }

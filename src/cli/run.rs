@@ -4,8 +4,10 @@
 
 use super::output::Output;
 use super::tables;
+use crate::knob::guard::KnobsNotRestored;
 use crate::plan::matrix::Order;
 use crate::runner::{self, Done, Outcome, Results, RunOptions};
+use crate::workload::IoFailure;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -14,6 +16,24 @@ use std::sync::Arc;
 
 /// Exit status when verify found bad blocks (the numbers were still printed).
 pub const EXIT_VERIFY_FAILED: u8 = 3;
+/// Exit status when an I/O on the target failed mid-run (finished runs are recorded;
+/// `--resume` finishes the matrix).
+pub const EXIT_IO_ERROR: u8 = 4;
+/// Exit status when a knob could not be put back (the commands to finish by hand were
+/// printed); it wins over the others, since the device was left changed.
+pub const EXIT_NOT_RESTORED: u8 = 5;
+
+/// The exit status for the error a command ended with (1 unless a status above fits).
+pub fn exit_status(err: &anyhow::Error) -> u8 {
+    // downcast_ref sees through every layer of context.
+    if err.downcast_ref::<KnobsNotRestored>().is_some() {
+        EXIT_NOT_RESTORED
+    } else if err.downcast_ref::<IoFailure>().is_some() {
+        EXIT_IO_ERROR
+    } else {
+        1
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -58,8 +78,8 @@ pub struct RunArgs {
     /// Divide every job's size by this factor (for small or slow devices, e.g. 16)
     #[arg(long)]
     pub scale_down: Option<u32>,
-    /// Allow risky knob settings (widening the bus past what the host came up with,
-    /// EXT_CSD fields outside the allow-list)
+    /// Allow risky settings (widening the bus past what the host came up with, EXT_CSD
+    /// fields outside the allow-list, packed ioctl writes to a card whose EXT_CSD has none)
     #[arg(long)]
     pub force: bool,
     /// Print the expanded matrix and exit without touching the device
@@ -69,6 +89,10 @@ pub struct RunArgs {
     /// wr_pack_stats)
     #[arg(long)]
     pub no_evidence: bool,
+    /// Packed ioctl writes: take it that this kernel sends a user CMD23 as the write's
+    /// SET_BLOCK_COUNT (commit 4d0c8d0aef63) when mmcab cannot check it
+    #[arg(long)]
+    pub assume_cmd23_passthrough: bool,
     /// Print results as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -96,6 +120,7 @@ impl From<&RunArgs> for RunOptions {
             force: args.force,
             dry_run: args.dry_run,
             no_evidence: args.no_evidence,
+            assume_cmd23_passthrough: args.assume_cmd23_passthrough,
         }
     }
 }
@@ -143,8 +168,8 @@ fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<ExitCode> {
             }
             if done.bad_blocks > 0 {
                 out.line(&format!(
-                    "mmcab: verify found {} bad block(s) in this run's jobs: see \
-                     verify_errors in runs.csv",
+                    "mmcab: verify found {} bad block(s) in this invocation's runs: offsets \
+                     and what was wrong are above and in verify_errors.csv",
                     done.bad_blocks
                 ));
             }
@@ -197,6 +222,27 @@ mod tests {
             Some(Order::Blocked)
         );
         assert!(Cli::try_parse_from(["mmcab", "run", "p", "--order", "sideways"]).is_err());
+    }
+
+    #[test]
+    fn exit_statuses_follow_the_cause_under_any_context() {
+        use crate::workload::IoOp;
+        let io = || {
+            anyhow::Error::from(
+                IoFailure::new(IoOp::Write, Some(0), 512, std::path::Path::new("/d"), "j")
+                    .errno(&std::io::Error::from_raw_os_error(libc::EIO)),
+            )
+            .context("run 2/4 (A, w, repetition 1)")
+        };
+        assert_eq!(exit_status(&io()), EXIT_IO_ERROR);
+        let both = io().context(KnobsNotRestored {
+            knobs: vec!["bus-width".into()],
+        });
+        assert_eq!(exit_status(&both), EXIT_NOT_RESTORED);
+        assert!(format!("{both:#}").starts_with(
+            "could not restore knob(s) bus-width: run the commands printed above: run 2/4"
+        ));
+        assert_eq!(exit_status(&anyhow::anyhow!("bad plan")), 1);
     }
 
     #[test]

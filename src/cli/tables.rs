@@ -186,12 +186,15 @@ pub fn write_matrix(out: &mut dyn Write, session: &Session) -> std::io::Result<(
         session.seed
     )?;
     for config in &session.configs {
-        let knobs: Vec<String> = config
+        let mut knobs: Vec<String> = config
             .knob_values()
             .unwrap_or_default()
             .into_iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
+        if let Some(packed) = config.packed {
+            knobs.push(format!("packed={packed} (ioctl writes)"));
+        }
         let knobs = if knobs.is_empty() {
             "device as found".to_string()
         } else {

@@ -34,7 +34,7 @@ impl ValueEnum for Direction {
 
 impl ValueEnum for Engine {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Engine::Sync, Engine::IoUring]
+        &[Engine::Sync, Engine::IoUring, Engine::Ioctl]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
@@ -42,7 +42,7 @@ impl ValueEnum for Engine {
         Some(match self {
             // fio's name for the same engine, as plan files accept it.
             Engine::Sync => value.alias("psync"),
-            Engine::IoUring => value,
+            Engine::IoUring | Engine::Ioctl => value,
         })
     }
 }

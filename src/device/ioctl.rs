@@ -114,6 +114,13 @@ pub enum MmcIoctlError {
         bits: u32,
         state: &'static str,
     },
+    #[error(
+        "{dev}: CMD{opcode}: the kernel refused the data size (EOVERFLOW): its \
+         MMC_IOC_MAX_BYTES is below the {} KiB mmcab was built with (Linux 4.9 has 128 KiB): \
+         use a smaller bs or fewer packed entries",
+        mmc::MAX_BYTES / 1024
+    )]
+    DataTooLarge { dev: PathBuf, opcode: u32 },
     #[error("{0}")]
     Invalid(mmc::Invalid),
 }
@@ -157,6 +164,7 @@ fn map_errno(dev: &File, opcode: u32, err: std::io::Error) -> MmcIoctlError {
             dev: path,
             errno: "ENOTTY".into(),
         },
+        Some(libc::EOVERFLOW) => MmcIoctlError::DataTooLarge { dev: path, opcode },
         Some(libc::EINVAL) if !is_mmc_major(dev) => MmcIoctlError::NotMmc {
             dev: path,
             errno: "EINVAL".into(),

@@ -10,6 +10,9 @@
 //!   meta.json's `device`); [`probe`]: reading it from the kernel; [`render`]: its
 //!   human form
 //! - [`sysfs`]: reading kernel attribute files
+//! - data commands through the ioctl: [`raw_access`] (may mmcab, and how: addressing,
+//!   limits), [`transfer`] (which commands), [`mmc_io`] (sending them), [`packed`] (the
+//!   packed write of Linux 4.9), [`sbc`] (does the kernel pass CMD23 on as `mrq.sbc`)
 use std::path::PathBuf;
 
 pub mod capabilities;
@@ -22,9 +25,14 @@ pub mod ext_csd_table;
 pub mod info;
 pub mod ioctl;
 pub mod ios;
+pub mod mmc_io;
+pub mod packed;
 pub mod probe;
+pub mod raw_access;
 pub mod render;
+pub mod sbc;
 pub mod sysfs;
+pub mod transfer;
 
 pub use discover::{discover, ensure_debugfs};
 pub use ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};

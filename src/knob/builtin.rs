@@ -198,9 +198,11 @@ fn packing(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     let mut reasons = Vec::new();
     if !attribute.exists() {
         reasons.push(format!(
-            "this kernel has no {} (Linux {}): mainline removed packed commands in v4.10, so the \
-             A/B is between kernels: run the plan on each with --label and compare the results \
-             directories",
+            "this kernel has no {} (Linux {}): this trigger exists only in vendor kernels; \
+             mainline never sent packed commands (no upstream host set MMC_CAP2_PACKED_WR, and \
+             v4.10 removed the code), so there is no mainline kernel to compare with: A/B \
+             packed writes on this kernel with engine = \"ioctl\" and packed = N \
+             (workloads/packed-ioctl.toml)",
             attribute.display(),
             env.kernel_release
         ));

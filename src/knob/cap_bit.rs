@@ -278,6 +278,14 @@ impl Knob for CapBitKnob {
         Ok(())
     }
 
+    fn restore_preconditions(&self) -> Vec<String> {
+        match self.found {
+            // The rebind below unbinds first, which needs the driver bound.
+            Some(_) => vec![self.host.bind_command()],
+            None => Vec::new(),
+        }
+    }
+
     fn restore_commands(&self) -> Vec<String> {
         let Some(found) = &self.found else {
             return Vec::new();
@@ -340,6 +348,7 @@ mod tests {
         );
         assert!(commands[1].ends_with("/sys/bus/mmc/drivers/mmcblk/unbind"));
         assert!(commands[2].ends_with("/sys/bus/mmc/drivers/mmcblk/bind"));
+        assert!(knob.restore_preconditions()[0].contains("|| echo mmc0:0001 > "));
         // Nothing was switched: nothing to restore, no rebind, no probe.
         knob.restore().unwrap();
         assert!(knob.rebinds_block_device());

@@ -12,7 +12,7 @@ use super::attribute::{read_attribute, write_attribute};
 use super::{shell_quote, Knob};
 use crate::device::MmcPaths;
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::device::capabilities::{MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA, MMC_CAP_AGGRESSIVE_PM};
@@ -20,6 +20,8 @@ use crate::device::capabilities::{MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA, MMC_CA
 /// The debugfs caps files of a host and the runtime-PM files of its card.
 #[derive(Debug, Clone)]
 pub struct HostCaps {
+    /// The card's name on the mmc bus (`mmc0:0001`).
+    pub card: String,
     pub caps: PathBuf,
     pub caps2: PathBuf,
     pub power_control: PathBuf,
@@ -31,6 +33,7 @@ impl HostCaps {
     pub fn new(paths: &MmcPaths) -> HostCaps {
         let power = paths.card_sysfs.join("power");
         HostCaps {
+            card: paths.card.clone(),
             caps: paths.host_debugfs.join("caps"),
             caps2: paths.host_debugfs.join("caps2"),
             power_control: power.join("control"),
@@ -72,6 +75,16 @@ impl HostCaps {
             if status == want {
                 return Ok(());
             }
+            if status == "unsupported" {
+                // Runtime PM is disabled for the card: what mmc_blk_remove leaves when the
+                // block driver is unbound (seen on Linux 7.2). No re-init can come.
+                bail!(
+                    "{} is 'unsupported': runtime PM is off for the card, so it cannot be \
+                     re-initialised (is its driver unbound? {})",
+                    self.runtime_status.display(),
+                    self.bind_command()
+                );
+            }
             if start.elapsed() > timeout {
                 bail!(
                     "{} stayed '{status}' for {:.1} s instead of becoming '{want}': the card \
@@ -109,6 +122,21 @@ impl HostCaps {
             .and_then(|_| read());
         write_attribute(&self.power_control, &control)?;
         result
+    }
+
+    /// Binds the card's block driver again unless it is bound: runtime PM, and so the
+    /// re-init, needs it (a card whose driver was unbound stays as it was).
+    pub fn bind_command(&self) -> String {
+        let card = shell_quote(&self.card);
+        let driver = self
+            .power_control
+            .parent()
+            .and_then(Path::parent)
+            .map(|card_dir| shell_quote(&card_dir.join("driver").to_string_lossy()));
+        format!(
+            "test -e {} || echo {card} > /sys/bus/mmc/drivers/mmcblk/bind",
+            driver.unwrap_or_else(|| format!("/sys/bus/mmc/devices/{card}/driver"))
+        )
     }
 
     /// Shell commands for a write of `caps` followed by the re-init.
@@ -333,6 +361,13 @@ impl Knob for BusWidthKnob {
         self.verify(&width.to_string())
     }
 
+    fn restore_preconditions(&self) -> Vec<String> {
+        match self.original {
+            Some(_) => vec![self.host.bind_command()],
+            None => Vec::new(),
+        }
+    }
+
     fn restore_commands(&self) -> Vec<String> {
         let Some((caps, _, control)) = &self.original else {
             return Vec::new();
@@ -410,6 +445,15 @@ mod tests {
         knob.snapshot().unwrap();
         assert_eq!(knob.original().as_deref(), Some("8"));
         let commands = knob.restore_commands();
+        let first = knob.restore_preconditions();
+        assert!(
+            first[0].starts_with("test -e ")
+                && first[0].ends_with(
+                    "/sys/bus/mmc/devices/mmc0:0001/driver || echo mmc0:0001 > \
+                     /sys/bus/mmc/drivers/mmcblk/bind"
+                ),
+            "{first:?}"
+        );
         assert!(
             commands[0].starts_with("echo 0x400001cf > "),
             "{commands:?}"

@@ -80,6 +80,10 @@ impl KnobGuard {
             "#!/bin/sh\n# Written by mmcab before it changed any knob: run this to put the device\n\
              # back as it was if mmcab could not (killed with SIGKILL, power loss, ...).\nset -x\n",
         );
+        for command in preconditions(self.knobs.iter().map(|k| &**k)) {
+            script.push_str(&command);
+            script.push('\n');
+        }
         for knob in self.knobs.iter().rev() {
             if let Some(original) = knob.original() {
                 script.push_str(&format!("# {} was {original}\n", knob.name()));
@@ -100,7 +104,7 @@ impl KnobGuard {
             return Ok(());
         }
         let mut failed = Vec::new();
-        for knob in self.knobs.iter_mut().rev() {
+        for (i, knob) in self.knobs.iter_mut().enumerate().rev() {
             if knob.original().is_none() {
                 continue;
             }
@@ -109,24 +113,55 @@ impl KnobGuard {
                     knob: knob.name(),
                     error: &error,
                 });
-                failed.push((knob.name().to_string(), knob.restore_commands()));
+                failed.push(i);
             }
         }
         self.restored = true;
         if failed.is_empty() {
             return Ok(());
         }
-        let commands: Vec<String> = failed.iter().flat_map(|(_, c)| c.clone()).collect();
+        let failed_knobs = || failed.iter().map(|&i| &*self.knobs[i]);
+        let mut commands = preconditions(failed_knobs());
+        commands.extend(failed_knobs().flat_map(|k| k.restore_commands()));
         (self.report)(GuardEvent::ByHand {
             commands: &commands,
         });
-        let names: Vec<_> = failed.into_iter().map(|(name, _)| name).collect();
-        anyhow::bail!(
+        Err(KnobsNotRestored {
+            knobs: failed_knobs().map(|k| k.name().to_string()).collect(),
+        }
+        .into())
+    }
+}
+
+/// The restore preconditions of `knobs`, each once, in order.
+fn preconditions<'a>(knobs: impl Iterator<Item = &'a dyn Knob>) -> Vec<String> {
+    let mut commands: Vec<String> = Vec::new();
+    for command in knobs.flat_map(|k| k.restore_preconditions()) {
+        if !commands.contains(&command) {
+            commands.push(command);
+        }
+    }
+    commands
+}
+
+/// Some knobs could not be put back; the commands to finish by hand were reported
+/// ([`GuardEvent::ByHand`]). Downcast to recognise it.
+#[derive(Debug)]
+pub struct KnobsNotRestored {
+    pub knobs: Vec<String>,
+}
+
+impl std::fmt::Display for KnobsNotRestored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
             "could not restore knob(s) {}: run the commands printed above",
-            names.join(", ")
+            self.knobs.join(", ")
         )
     }
 }
+
+impl std::error::Error for KnobsNotRestored {}
 
 impl Drop for KnobGuard {
     fn drop(&mut self) {

@@ -77,6 +77,13 @@ pub trait Knob: Send {
     /// saved as `restore.sh` in the results directory.
     fn restore_commands(&self) -> Vec<String>;
 
+    /// Shell commands that must run before any knob's [`Knob::restore_commands`] (the
+    /// bus-width knob binds the card's driver again if it was unbound: its re-init, and
+    /// the card's block-device files, need it). Printed first, once each.
+    fn restore_preconditions(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether applying or restoring it unbinds and binds the card's block driver, which
     /// deletes and re-creates the disk: the runner closes the target around it.
     fn rebinds_block_device(&self) -> bool {

@@ -3,17 +3,22 @@
 //! how many potential packed writes in a row start packing, and the card's debugfs
 //! `wr_pack_stats` counts packed writes by size, the proof that packing happened.
 //!
-//! What those kernels do with the attribute (their block.c): a write stores
-//! `min(value, EXT_CSD MAX_PACKED_WRITES)`, the default is `min(MAX_PACKED_WRITES, 17)`,
-//! and with MMC_CAP2_PACKED_WR_CONTROL the kernel adapts the trigger itself between
-//! bursts. So the knob takes a trigger in 1..=MAX_PACKED_WRITES (re-applied before every
-//! run); it cannot turn packing off, which only the host caps2 PACKED_WR bit (a boot-time
-//! setting) does. `wr_pack_stats` prints only while enabled (`echo 1 >` it); the knob
-//! enables it and puts it back as it found it. The runner's evidence
-//! ([`crate::evidence::pack_stats`]) reads it before and after every run.
+//! What those kernels do with the attribute (their block.c, "mmc: block: Add write
+//! packing control"): a write stores `min(value, EXT_CSD MAX_PACKED_WRITES)`, the default
+//! is `min(MAX_PACKED_WRITES, 17)`; packing starts once more writes than the trigger came
+//! in a row, a read stops it, and with MMC_CAP2_PACKED_WR_CONTROL the kernel adapts the
+//! trigger itself between bursts (up to 3/4 of MAX_PACKED_WRITES). Without that cap the
+//! trigger has no effect and every run of writes is packed. So the knob takes a trigger in
+//! 1..=MAX_PACKED_WRITES (re-applied before every run). "Packing off" on those kernels is
+//! the host's caps2 MMC_CAP2_PACKED_WR bit, set by the platform at boot: no sysfs value
+//! turns it off, and a trigger above MAX_PACKED_WRITES cannot be set (it is clamped).
+//! `wr_pack_stats` prints only while enabled (`echo 1 >` it); the knob enables it and puts
+//! it back as it found it. The runner's evidence ([`crate::evidence::pack_stats`]) reads
+//! it before and after every run.
 //!
-//! Mainline Linux removed packed command support in v4.10; there the knob is unavailable
-//! and the A/B is between kernels (see [`super::builtin`]).
+//! Mainline never sent packed commands (no upstream host driver set MMC_CAP2_PACKED_WR;
+//! v4.10 removed the code): there the knob is unavailable, and packed writes are A/B'd
+//! with the ioctl engine (`engine = "ioctl"`, `packed = N`; see [`super::builtin`]).
 
 use super::attribute::{write_attribute, AttributeKnob};
 use super::Knob;
@@ -79,9 +84,11 @@ impl Knob for PackingKnob {
             "on" => Ok(DEFAULT_THRESHOLD.min(max).to_string()),
             "off" => bail!(
                 "packing = off: this kernel's num_wr_reqs_to_start_packing only sets when \
-                 packing starts (1..={max}); packing itself is switched by the host's caps2 \
-                 PACKED_WR bit at boot. Compare triggers (e.g. 1 vs {max}), or A/B across boots \
-                 or kernels with --label"
+                 packing starts (1..={max}; larger values are clamped to MAX_PACKED_WRITES); \
+                 packing is off only when the host lacks caps2 MMC_CAP2_PACKED_WR, set by the \
+                 platform at boot. Compare triggers (1 = pack as soon as 2 writes wait, {max} = \
+                 the latest start), A/B a boot without that cap with --label, or A/B packed \
+                 writes with engine = \"ioctl\" and packed = N"
             ),
             n => match n.parse::<u64>() {
                 Ok(v) if (1..=max).contains(&v) => Ok(v.to_string()),

@@ -6,12 +6,15 @@
 //! name = "bus8"
 //! bus-width = 8            # knob settings: any key other than name/expect
 //! expect.bus_width = 8     # optional: checked against ios/EXT_CSD before every run
+//! packed = 8               # optional: writes per packed command of every ioctl write job
 //! ```
 
 use crate::knob::builtin;
 pub use crate::knob::decl::{KnobDecl, KnobKind};
+use crate::workload::WorkloadSpec;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// One configuration of the device under test.
@@ -21,12 +24,24 @@ pub struct ConfigSpec {
     /// Observations that must hold before every run of this config.
     #[serde(default, skip_serializing_if = "Expect::is_empty")]
     pub expect: Expect,
+    /// Not a knob: `packed` of every ioctl write job under this config (0 = unpacked), so
+    /// that packed and unpacked writes are configs of one A/B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packed: Option<crate::workload::ioctl::Packed>,
     /// Knob name -> value as written (`bus-width = 8`, `packing = "off"`).
     #[serde(flatten)]
     pub knobs: BTreeMap<String, toml::Value>,
 }
 
 impl ConfigSpec {
+    /// `spec` as this config runs it: its `packed` set on the ioctl write jobs.
+    pub fn workload<'a>(&self, spec: &'a WorkloadSpec) -> Cow<'a, WorkloadSpec> {
+        match self.packed {
+            Some(packed) => Cow::Owned(spec.with_packed(packed)),
+            None => Cow::Borrowed(spec),
+        }
+    }
+
     /// Knob settings as strings in the plan's words: integers as written, booleans as
     /// `on`/`off`.
     pub fn knob_values(&self) -> Result<BTreeMap<String, String>> {
@@ -144,6 +159,26 @@ mod tests {
         assert_eq!(values["bus-width"], "4");
         assert_eq!(values["marker"], "on");
         validate_configs(&doc.config, &doc.knob).unwrap();
+    }
+
+    #[test]
+    fn packed_is_an_engine_setting_not_a_knob() {
+        let doc: Doc = toml::from_str(
+            "[[config]]\nname = \"unpacked\"\npacked = 0\n\
+             [[config]]\nname = \"max\"\npacked = \"max\"\nbus-width = 8\n",
+        )
+        .unwrap();
+        use crate::workload::ioctl::Packed;
+        assert_eq!(doc.config[0].packed, Some(Packed::Off));
+        assert_eq!(doc.config[1].packed, Some(Packed::Max));
+        assert!(doc.config[0].knob_values().unwrap().is_empty());
+        assert_eq!(doc.config[1].knob_values().unwrap().len(), 1);
+        validate_configs(&doc.config, &doc.knob).unwrap();
+        let err = toml::from_str::<Doc>("[[config]]\nname = \"a\"\npacked = 1\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("`packed` = 1"), "{err}");
     }
 
     #[test]

@@ -56,6 +56,17 @@ impl Plan {
             }
             w.validate()?;
         }
+        let packs = |w: &WorkloadSpec| w.job.iter().any(crate::workload::ioctl::takes_packed);
+        if let Some(c) = self.config.iter().find(|c| c.packed.is_some()) {
+            if !self.workload.iter().any(packs) {
+                bail!(
+                    "config {}: `packed` applies to jobs with engine = \"ioctl\" and rw = \
+                     \"write\" or \"randwrite\", and plan '{}' has none",
+                    c.name,
+                    self.name
+                );
+            }
+        }
         super::limits::check_plan(self)
     }
 
@@ -123,6 +134,23 @@ size = "1M"
             .unwrap_err()
             .to_string()
             .contains("'w1'"));
+    }
+
+    #[test]
+    fn a_configs_packed_needs_an_ioctl_write_job() {
+        let plan = PLAN.replace("name = \"a\"", "name = \"a\"\npacked = 8");
+        let err = format!("{:#}", plan.parse::<Plan>().unwrap_err());
+        assert!(
+            err.contains("config a: `packed` applies to jobs with engine = \"ioctl\""),
+            "{err}"
+        );
+        let ioctl = plan.replace("rw = \"read\"", "rw = \"write\"\nengine = \"ioctl\"");
+        let plan: Plan = ioctl.parse().unwrap();
+        let spec = plan.config[0].workload(&plan.workload[0]);
+        assert_eq!(
+            spec.job[0].packed,
+            Some(crate::workload::ioctl::Packed::Entries(8))
+        );
     }
 
     #[test]

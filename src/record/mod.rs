@@ -1,7 +1,8 @@
 //! The results directory: `runs.csv` (one row per run x job x direction, appended and
 //! fsynced after every run), `series.csv` (per-second throughput), `latency.csv`
 //! (latency CDF points), `evidence.csv` and `request_sizes.csv` (what the kernel did
-//! during each run, see [`evidence`]), `meta.json` and `restore.sh`.
+//! during each run, see [`evidence`]), `verify_errors.csv` (the bad blocks verify found,
+//! [`verify`]), `meta.json` and `restore.sh`.
 //!
 //! Column names carry their units. The report reads these files back, so this module is
 //! the schema both sides share.
@@ -11,6 +12,7 @@ use crate::workload::result::Direction;
 use serde::{Deserialize, Serialize};
 
 pub mod evidence;
+pub mod verify;
 pub mod writer;
 
 pub use evidence::{EvidenceMeta, EvidenceRow, RequestSizeRow, EVIDENCE_CSV, REQUEST_SIZES_CSV};

@@ -2,6 +2,7 @@
 //! crash, SIGKILL or power cut loses at most the run in progress; `meta.json` replaced
 //! atomically (write, fsync, rename).
 
+use super::verify::{VerifyErrorRow, VERIFY_ERRORS_CSV};
 use super::{
     EvidenceRow, LatencyRow, Meta, RequestSizeRow, RunRow, SeriesRow, EVIDENCE_CSV, GROUP_JOB,
     LATENCY_CSV, META_JSON, REQUEST_SIZES_CSV, RUNS_CSV, SERIES_CSV,
@@ -92,13 +93,20 @@ impl ResultsWriter {
         torn.extend(cut_torn_line(&runs_path)?);
         let rows: Vec<RunRow> = read_rows(&runs_path)?;
         let finished: BTreeSet<u32> = rows.iter().map(|r| r.run).collect();
-        for name in [SERIES_CSV, LATENCY_CSV, EVIDENCE_CSV, REQUEST_SIZES_CSV] {
+        for name in [
+            SERIES_CSV,
+            LATENCY_CSV,
+            VERIFY_ERRORS_CSV,
+            EVIDENCE_CSV,
+            REQUEST_SIZES_CSV,
+        ] {
             torn.extend(cut_torn_line(&dir.join(name))?);
         }
         keep_runs::<SeriesRow>(&dir.join(SERIES_CSV), &finished, |r| r.run)?;
         keep_runs::<LatencyRow>(&dir.join(LATENCY_CSV), &finished, |r| r.run)?;
         keep_runs::<EvidenceRow>(&dir.join(EVIDENCE_CSV), &finished, |r| r.run)?;
         keep_runs::<RequestSizeRow>(&dir.join(REQUEST_SIZES_CSV), &finished, |r| r.run)?;
+        keep_runs::<VerifyErrorRow>(&dir.join(VERIFY_ERRORS_CSV), &finished, |r| r.run)?;
         Ok(Resumed {
             writer: ResultsWriter {
                 dir: dir.to_path_buf(),
@@ -142,6 +150,10 @@ impl ResultsWriter {
         let (runs, series, latency) = rows_for(key, result);
         append_rows(&self.dir.join(SERIES_CSV), &series)?;
         append_rows(&self.dir.join(LATENCY_CSV), &latency)?;
+        let bad = super::verify::rows_for(key.run, &key.config, result);
+        if !bad.is_empty() {
+            append_rows(&self.dir.join(VERIFY_ERRORS_CSV), &bad)?;
+        }
         if let Some(evidence) = evidence {
             let (rows, sizes) = super::evidence::rows_for(key, evidence);
             append_rows(&self.dir.join(EVIDENCE_CSV), &rows)?;

@@ -55,6 +55,17 @@ pub enum Event<'a> {
         done: u32,
         total: u32,
         dir: Option<&'a Path>,
+        /// The run had `--allow-write`, which `--resume` needs again.
+        allow_write: bool,
+    },
+    /// The runs ended with an error, returned next: `done` of `total` runs finished
+    /// and, when recording, are in `dir` (a complete matrix is marked finished there).
+    Failed {
+        mode: Mode,
+        done: u32,
+        total: u32,
+        dir: Option<&'a Path>,
+        allow_write: bool,
     },
     /// Something the user should know that does not stop the run.
     Warning(String),

@@ -66,6 +66,8 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// Collect no kernel evidence (block stat, mmc trace) around the runs.
     pub no_evidence: bool,
+    /// Take the kernel's CMD23 pass-through for granted (packed ioctl writes).
+    pub assume_cmd23_passthrough: bool,
 }
 
 impl RunOptions {

@@ -25,16 +25,17 @@ impl Observer {
     /// failed discovery an error (built-in knobs or expectations in the plan).
     pub fn open(target: &Path, needs_mmc: bool) -> Result<Observer> {
         use std::os::unix::fs::FileTypeExt;
-        let is_block = std::fs::metadata(target)
-            .map(|m| m.file_type().is_block_device())
-            .unwrap_or(false);
-        let disk = if is_block {
-            target
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        } else {
-            String::new()
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(target).ok();
+        let is_block = meta
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_block_device());
+        // The kernel's name ({disk}): /dev/mapper/flaky is dm-0 in /sys/block.
+        let disk = match meta.filter(|_| is_block) {
+            Some(m) => kernel_name(m.rdev())
+                .or_else(|| target.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_default(),
+            None => String::new(),
         };
         let text = target.to_string_lossy().into_owned();
         let env = if is_block && (disk.starts_with("mmcblk") || needs_mmc) {
@@ -180,4 +181,15 @@ impl Observer {
         }
         Ok(())
     }
+}
+
+/// The kernel's name of a block device number (`dm-0`), from /sys/dev/block.
+fn kernel_name(rdev: u64) -> Option<String> {
+    let link = format!(
+        "/sys/dev/block/{}:{}",
+        nix::sys::stat::major(rdev),
+        nix::sys::stat::minor(rdev)
+    );
+    let path = std::fs::canonicalize(link).ok()?;
+    Some(path.file_name()?.to_string_lossy().into_owned())
 }

@@ -33,6 +33,17 @@ impl TargetSlot {
         })
     }
 
+    /// `--allow-write`, which the target was opened with.
+    pub fn allow_write(&self) -> bool {
+        self.allow_write
+    }
+
+    /// What shows that the open target's disk is gone ([`Target::vanished`]); None
+    /// while it is closed.
+    pub fn vanished(&self) -> Option<String> {
+        self.target.as_ref().and_then(Target::vanished)
+    }
+
     /// Close the target (before the block driver is rebound).
     pub fn close(&mut self) {
         self.target = None;

@@ -5,7 +5,8 @@
 //! config's expectations, drop the page cache when a job reads through it (recorded
 //! runs), run the workload, record it (fsynced). After the last run, a failure or a
 //! signal: restore the knobs, on this one path (the guard's drop covers panics and early
-//! errors).
+//! errors). A failure mid-run (an I/O error, a knob that cannot be applied or restored)
+//! keeps every recorded run and says how to finish with `--resume`.
 
 use super::events::{Event, Events, RunInfo};
 use super::knobs::{self, KnobPlan};
@@ -16,10 +17,10 @@ use super::session::Session;
 use super::signals::Interrupts;
 use super::{Done, Mode, Results, RunOptions};
 use crate::evidence::Collector;
-use crate::knob::guard::{GuardReport, KnobGuard};
+use crate::knob::guard::{GuardReport, KnobGuard, KnobsNotRestored};
 use crate::knob::Knob;
 use crate::plan::matrix::Slot;
-use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, Target};
+use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, IoFailure, Target};
 use crate::workload::{WorkloadResult, WorkloadSpec};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
@@ -98,10 +99,24 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         scale_down: session.scale_down.unwrap_or(1),
         seed: session.seed,
         cancel: interrupts.stop.clone(),
+        assume_cmd23_passthrough: opts.assume_cmd23_passthrough,
+        force: opts.force,
         ..EngineOptions::default()
     };
     for &w in &session.workloads {
-        check_workload(&session.plan.workload[w], &target, &engine)?;
+        // Each config that changes a workload (`packed`) is checked as it will run.
+        let mut seen = Vec::new();
+        for config in &session.configs {
+            if seen.contains(&config.packed) {
+                continue;
+            }
+            seen.push(config.packed);
+            let spec = config.workload(&session.plan.workload[w]);
+            check_workload(&spec, &target, &engine).map_err(|e| match config.packed {
+                Some(packed) => e.context(format!("config {} (packed = {packed})", config.name)),
+                None => e,
+            })?;
+        }
     }
     Ok(Prepared {
         observer,
@@ -149,16 +164,31 @@ impl Loop<'_> {
             dir: self.recording.as_ref().map(|r| r.dir()),
         });
         for slot in session.pending() {
-            if self.interrupts.stopped() || !self.one(guard, slot)? {
+            if self.interrupts.stopped() || !self.one(guard, slot).map_err(|e| self.explain(e))? {
                 break;
             }
         }
         Ok(())
     }
 
-    /// After the loop and the restore: say where a stopped run stands, return the first
-    /// error (a failed restore was reported with the commands to finish it by hand), or
-    /// what the runs gave.
+    /// A run failed: when the target is gone (the card removed, a driver unbound), say
+    /// so first, whatever failed (an I/O error carries it in its own line).
+    fn explain(&self, err: anyhow::Error) -> anyhow::Error {
+        if err
+            .downcast_ref::<IoFailure>()
+            .is_some_and(|f| f.note.is_some())
+        {
+            return err;
+        }
+        match self.target.vanished() {
+            Some(note) => err.context(note),
+            None => err,
+        }
+    }
+
+    /// After the loop and the restore: say where a stopped or failed run stands, return
+    /// the error (a failed restore was reported with the commands to finish it by hand,
+    /// and is named in the error too), or what the runs gave.
     fn finish(self, looped: Result<()>, restored: Result<()>) -> Result<Done> {
         let session = self.session;
         let stopped = looped.is_ok() && self.interrupts.stopped();
@@ -168,9 +198,12 @@ impl Loop<'_> {
                 done: self.done,
                 total: session.matrix.len(),
                 dir: self.recording.as_ref().map(|r| r.dir()),
+                allow_write: self.target.allow_write(),
             });
         }
-        looped?;
+        if looped.is_err() || (restored.is_err() && !stopped) {
+            return Err(self.failed(looped, restored));
+        }
         restored?;
         let results = match self.recording {
             None => Results::OnePass(self.results),
@@ -190,11 +223,46 @@ impl Loop<'_> {
         })
     }
 
+    /// The runs ended with an error (the loop's, the restore's or both): every finished
+    /// run is already in runs.csv; mark a complete matrix finished in meta.json, say
+    /// where the runs are and how to go on, and return one error naming both failures.
+    fn failed(self, looped: Result<()>, restored: Result<()>) -> anyhow::Error {
+        let total = self.session.matrix.len();
+        let mut dir = None;
+        let mut finishing = None;
+        if let Some(recording) = self.recording {
+            dir = Some(recording.dir().to_path_buf());
+            if looped.is_ok() && self.done == total {
+                finishing = recording.finish().err();
+            }
+        }
+        self.events.event(Event::Failed {
+            mode: self.session.mode,
+            done: self.done,
+            total,
+            dir: dir.as_deref(),
+            allow_write: self.target.allow_write(),
+        });
+        let err = match (looped, restored) {
+            (Err(err), Ok(())) => err,
+            (Ok(()), Err(restore)) => restore,
+            (Err(err), Err(restore)) => match restore.downcast::<KnobsNotRestored>() {
+                Ok(typed) => err.context(typed),
+                Err(other) => err.context(format!("{other:#}")),
+            },
+            (Ok(()), Ok(())) => unreachable!("failed() is only called after an error"),
+        };
+        match finishing {
+            Some(finishing) => err.context(format!("{finishing:#}")),
+            None => err,
+        }
+    }
+
     /// One run; false when a signal stopped it (the run is discarded).
     fn one(&mut self, guard: &mut KnobGuard, slot: Slot) -> Result<bool> {
         let session = self.session;
         let config = &session.configs[slot.config];
-        let spec = session.spec(&slot);
+        let spec = session.spec_for(&slot);
         let run = RunInfo {
             mode: session.mode,
             slot,
@@ -217,16 +285,22 @@ impl Loop<'_> {
             .with_context(|| what.clone())?;
         if let Some(recording) = &mut self.recording {
             recording.observe_config(slot.config, self.observer)?;
-            self.drop_caches_for(spec);
+            self.drop_caches_for(&spec);
         }
         self.events.event(Event::RunStarting { run });
         let started = self.evidence.start();
-        let result = match run_workload(spec, self.target.get()?, self.engine) {
+        let result = match run_workload(&spec, self.target.get()?, self.engine) {
             Ok(result) => result,
             Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
                 return Ok(false)
             }
-            Err(err) => return Err(err.context(what)),
+            Err(mut err) => {
+                // The errno of I/O on a vanished disk misleads (ENOSPC): say it is gone.
+                if let Some(failure) = err.downcast_mut::<IoFailure>() {
+                    failure.note = self.target.vanished();
+                }
+                return Err(err.context(what));
+            }
         };
         // A run that completed as the signal came is whole: it is kept.
         let evidence = self.evidence.finish(started);

@@ -12,6 +12,7 @@ use crate::record::Meta;
 use crate::workload::WorkloadSpec;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -168,6 +169,12 @@ impl Session {
     /// The workload of a run.
     pub fn spec(&self, slot: &Slot) -> &WorkloadSpec {
         &self.plan.workload[self.workloads[slot.workload]]
+    }
+
+    /// The workload of a run as its config runs it (a config's `packed` set on its ioctl
+    /// write jobs).
+    pub fn spec_for(&self, slot: &Slot) -> Cow<'_, WorkloadSpec> {
+        self.configs[slot.config].workload(self.spec(slot))
     }
 
     pub fn workload_name(&self, slot: &Slot) -> &str {

@@ -114,6 +114,37 @@ pub fn check_block(block: &[u8], offset: u64, run_id: Option<u64>) -> Option<Str
     None
 }
 
+/// Which bytes of a bad block differ from what a verifying writer wrote there: its
+/// pattern (`written`, one block as the engine filled it) with the header stamped for
+/// `offset` and `run_id`. The sequence number and the CRC are not known afterwards and
+/// are not compared. Returns e.g. "1 byte differs from what was written: byte 1000 of
+/// the block (offset 5096 on the target) reads 0xff, 0x3a was written".
+pub fn describe_damage(block: &[u8], written: &[u8], offset: u64, run_id: u64) -> String {
+    let mut expected = written.to_vec();
+    expected[0..8].copy_from_slice(MAGIC);
+    expected[8..16].copy_from_slice(&offset.to_le_bytes());
+    expected[16..24].copy_from_slice(&run_id.to_le_bytes());
+    expected[32..36].copy_from_slice(&(block.len() as u32).to_le_bytes());
+    let unknown = |i: usize| (24..32).contains(&i) || (36..40).contains(&i);
+    let mut differ =
+        (0..block.len().min(expected.len())).filter(|&i| !unknown(i) && block[i] != expected[i]);
+    let Some(first) = differ.next() else {
+        return "the data and the known header fields are as written (the sequence number \
+                or the checksum bytes changed)"
+            .to_string();
+    };
+    let count = 1 + differ.count();
+    format!(
+        "{count} byte{} differ{} from what was written, the first is byte {first} of the block \
+         (offset {} on the target): reads {:#04x}, {:#04x} was written",
+        if count == 1 { "" } else { "s" },
+        if count == 1 { "s" } else { "" },
+        offset + first as u64,
+        block[first],
+        expected[first]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +177,27 @@ mod tests {
         assert!(check_block(&[0u8; 512], 0, None)
             .unwrap()
             .contains("no verify header"));
+    }
+
+    #[test]
+    fn damage_is_located_to_the_byte() {
+        let mut pattern = vec![0u8; 4096];
+        fill_pattern(&mut pattern, Pattern::Random, 9);
+        let mut block = pattern.clone();
+        stamp_block(&mut block, 8192, 42, 7);
+        assert!(describe_damage(&block, &pattern, 8192, 42).starts_with("the data and"));
+        let was = block[1000];
+        block[1000] = was ^ 0xff;
+        assert_eq!(
+            describe_damage(&block, &pattern, 8192, 42),
+            format!(
+                "1 byte differs from what was written, the first is byte 1000 of the block \
+                 (offset 9192 on the target): reads {:#04x}, {was:#04x} was written",
+                was ^ 0xff
+            )
+        );
+        block[0] = b'X';
+        assert!(describe_damage(&block, &pattern, 8192, 42).starts_with("2 bytes differ"));
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! stop flags, the write side (verify headers, fsync every N writes), the read-side
 //! verify check, and the read-back of everything written when the job verifies.
 
-use super::buffer::{check_block, stamp_block, AlignedBuf};
+use super::buffer::{check_block, describe_damage, fill_pattern, stamp_block, AlignedBuf};
+use super::io_error::{IoFailure, IoOp};
 use super::job::ClonePlan;
 use super::result::{Direction, VerifyReport};
 use super::Cancelled;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -118,10 +119,24 @@ impl ReadChecker {
         }
         self.report.blocks_checked += 1;
         if let Some(problem) = check_block(block, offset, run_id) {
-            self.report.bad_blocks += 1;
-            if self.report.first_bad.len() < MAX_BAD_REPORTED {
-                self.report.first_bad.push((offset, problem));
-            }
+            self.bad(offset, problem);
+        }
+    }
+
+    /// Check a block this job wrote (`written`: the pattern it wrote, `run_id`: this
+    /// run's); a bad one says which bytes differ from what was written.
+    pub fn check_written(&mut self, block: &[u8], offset: u64, run_id: u64, written: &[u8]) {
+        self.report.blocks_checked += 1;
+        if let Some(problem) = check_block(block, offset, Some(run_id)) {
+            let damage = describe_damage(block, written, offset, run_id);
+            self.bad(offset, format!("{problem}; {damage}"));
+        }
+    }
+
+    fn bad(&mut self, offset: u64, problem: String) {
+        self.report.bad_blocks += 1;
+        if self.report.first_bad.len() < MAX_BAD_REPORTED {
+            self.report.first_bad.push((offset, problem));
         }
     }
 }
@@ -140,32 +155,22 @@ pub struct CloneIo<'a> {
 
 impl CloneIo<'_> {
     pub fn io_error(&self, dir: Direction, offset: u64, e: std::io::Error) -> anyhow::Error {
-        anyhow::Error::new(e).context(format!(
-            "job '{}': {} of {} bytes at offset {offset} on {} failed",
-            self.name,
-            dir.as_str(),
-            self.bs,
-            self.path.display()
-        ))
+        IoFailure::new(dir.into(), Some(offset), self.bs, self.path, self.name)
+            .errno(&e)
+            .into()
     }
 
     pub fn short_io(&self, dir: Direction, offset: u64, done: u64) -> anyhow::Error {
-        anyhow::anyhow!(
-            "job '{}': short {} at offset {offset} on {}: {done} of {} bytes (end of file or device?)",
-            self.name,
-            dir.as_str(),
-            self.path.display(),
-            self.bs
-        )
+        IoFailure::new(dir.into(), Some(offset), self.bs, self.path, self.name)
+            .short(done)
+            .into()
     }
 
     pub fn fsync(&self) -> Result<()> {
-        self.file.sync_all().with_context(|| {
-            format!(
-                "job '{}': fsync of {} failed",
-                self.name,
-                self.path.display()
-            )
+        self.file.sync_all().map_err(|e| {
+            IoFailure::new(IoOp::Fsync, None, 0, self.path, self.name)
+                .errno(&e)
+                .into()
         })
     }
 }
@@ -179,6 +184,9 @@ pub fn verify_written(
 ) -> Result<VerifyReport> {
     let bs = plan.job.bs;
     let mut buf = AlignedBuf::new(bs as usize, 4096);
+    // What the engines wrote in every block besides the header (see buffer.rs).
+    let mut written = vec![0u8; bs as usize];
+    fill_pattern(&mut written, plan.job.pattern, plan.phases[0].seed);
     let mut checker = ReadChecker {
         enabled: true,
         report: VerifyReport::default(),
@@ -192,23 +200,15 @@ pub fn verify_written(
             let block = word_index as u64 * 64 + bits.trailing_zeros() as u64;
             bits &= bits - 1;
             let offset = plan.region_start + block * bs;
-            let n = file.read_at(buf.as_mut_slice(), offset).with_context(|| {
-                format!(
-                    "job '{}': verify read at offset {offset} of {} failed",
-                    plan.name,
-                    plan.path.display()
-                )
+            let n = file.read_at(buf.as_mut_slice(), offset).map_err(|e| {
+                IoFailure::new(IoOp::VerifyRead, Some(offset), bs, &plan.path, &plan.name).errno(&e)
             })?;
             if n as u64 != bs {
                 checker.report.blocks_checked += 1;
-                checker.report.bad_blocks += 1;
-                checker
-                    .report
-                    .first_bad
-                    .push((offset, format!("short read: {n} of {bs} bytes")));
+                checker.bad(offset, format!("short read: {n} of {bs} bytes"));
                 continue;
             }
-            checker.check(buf.as_slice(), offset, Some(writer.run_id));
+            checker.check_written(buf.as_slice(), offset, writer.run_id, &written);
         }
     }
     Ok(checker.report)

@@ -3,11 +3,15 @@
 //!
 //! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words)
 //! - [`target`]: block device, file or directory, and the write-safety checks
-//! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync
-//! - [`sync`] / [`uring`]: the two engines; [`offsets`], [`buffer`], [`measure`]: their parts
+//! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync;
+//!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
+//! - [`sync`] / [`uring`] / [`ioctl`]: the engines (pread/pwrite, io_uring, raw MMC
+//!   commands through the ioctl); [`offsets`], [`buffer`], [`measure`]: their parts
 
 pub mod buffer;
 pub mod clone_io;
+pub mod io_error;
+pub mod ioctl;
 pub mod job;
 pub mod measure;
 pub mod offsets;
@@ -17,6 +21,7 @@ pub mod sync;
 pub mod target;
 pub mod uring;
 
+pub use io_error::{IoFailure, IoOp};
 pub use result::WorkloadResult;
 pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
@@ -44,6 +49,12 @@ pub struct EngineOptions {
     pub seed: u64,
     /// Set by the runner on SIGINT/SIGTERM; checked between I/Os.
     pub cancel: Arc<AtomicBool>,
+    /// The user says the kernel passes a CMD23 on as the transfer's `mrq.sbc`
+    /// (`--assume-cmd23-passthrough`): packed ioctl writes skip that check.
+    pub assume_cmd23_passthrough: bool,
+    /// `--force`: packed ioctl writes go to a card whose EXT_CSD has none (to see what
+    /// it does with them; verify shows it).
+    pub force: bool,
 }
 
 impl Default for EngineOptions {
@@ -53,6 +64,8 @@ impl Default for EngineOptions {
             run_id: new_run_id(),
             seed: 1,
             cancel: Arc::new(AtomicBool::new(false)),
+            assume_cmd23_passthrough: false,
+            force: false,
         }
     }
 }
@@ -87,6 +100,7 @@ struct CloneOutcome {
 enum EngineImpl {
     Sync(sync::SyncEngine),
     Uring(Box<uring::UringEngine>),
+    Ioctl(Box<ioctl::IoctlEngine>),
 }
 
 /// Everything that can be checked without doing I/O: the jobs' values, the write
@@ -101,7 +115,11 @@ fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result
     if spec.job.iter().any(|j| j.rw.writes()) {
         target.check_write(&format!("workload '{}'", spec.name))?;
     }
-    job::plan_clones(spec, target, opts)
+    let clones = job::plan_clones(spec, target, opts)?;
+    if spec.uses_ioctl() {
+        ioctl::setup::check(&spec.name, &clones, target, opts)?;
+    }
+    Ok(clones)
 }
 
 /// Run every job of `spec` at the same time against `target`; return what was measured.
@@ -114,6 +132,11 @@ pub fn run_workload(
     let created = CreatedFiles(job::lay_out_files(&clones, target)?);
     let files = open_files(&clones, target)?;
     let shared = Shared {
+        mmc: match spec.uses_ioctl() {
+            true => Some(target.ioctl.access(target)?),
+            false => None,
+        },
+        force: opts.force,
         align: target.logical_block_bytes as usize,
         run_id: opts.run_id,
         barrier: Barrier::new(clones.len()),
@@ -156,6 +179,10 @@ fn open_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<File>> {
 
 /// What the clone threads of one workload share.
 struct Shared<'a> {
+    /// The card, when a job uses the ioctl engine.
+    mmc: Option<Arc<crate::device::raw_access::RawAccess>>,
+    /// [`EngineOptions::force`].
+    force: bool,
     /// I/O buffer alignment: the target's logical block size.
     align: usize,
     run_id: u64,
@@ -288,8 +315,8 @@ impl Drop for CreatedFiles {
 }
 
 /// The clone's engine, set up (rings, buffers) before the clone meets the barrier.
-fn new_engine(plan: &ClonePlan, file: &File, align: usize) -> Result<EngineImpl> {
-    let job = &plan.job;
+fn new_engine(plan: &ClonePlan, file: &File, shared: &Shared) -> Result<EngineImpl> {
+    let (job, align) = (&plan.job, shared.align);
     let seed = plan.phases[0].seed;
     match job.engine {
         Engine::Sync => Ok(EngineImpl::Sync(sync::SyncEngine::new(
@@ -309,6 +336,14 @@ fn new_engine(plan: &ClonePlan, file: &File, align: usize) -> Result<EngineImpl>
             seed,
         )
         .map(|e| EngineImpl::Uring(Box::new(e))),
+        Engine::Ioctl => {
+            let access = shared
+                .mmc
+                .clone()
+                .ok_or_else(|| anyhow::anyhow!("the ioctl engine has no card"))?;
+            ioctl::IoctlEngine::new(access, job, seed, shared.force)
+                .map(|e| EngineImpl::Ioctl(Box::new(e)))
+        }
     }
 }
 
@@ -316,7 +351,7 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
     let job = &plan.job;
     // Set up before the barrier, so every clone starts measuring at the same moment;
     // a failed setup still meets the barrier (the others would wait forever).
-    let engine = new_engine(plan, &file, shared.align);
+    let engine = new_engine(plan, &file, shared);
     let mut recorder = Recorder::new(Instant::now());
     shared.barrier.wait();
     let mut engine = engine.map_err(|e| anyhow::anyhow!("job '{}': {e:#}", plan.name))?;
@@ -355,6 +390,7 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
         match &mut engine {
             EngineImpl::Sync(e) => e.run(&mut io, &mut gen, &mut recorder)?,
             EngineImpl::Uring(e) => e.run(&mut io, &mut gen, &mut recorder)?,
+            EngineImpl::Ioctl(e) => e.run(&mut io, &mut gen, &mut recorder)?,
         }
         if job.end_fsync && phase.read_percent < 100 {
             io.fsync()?;

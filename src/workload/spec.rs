@@ -64,6 +64,10 @@ pub enum Engine {
     /// io_uring with `iodepth` I/Os in flight per job thread.
     #[serde(rename = "io_uring")]
     IoUring,
+    /// Raw CMD23 + CMD18/CMD25 through the MMC ioctl, bypassing the block layer
+    /// (eMMC only; see [`super::ioctl`]).
+    #[serde(rename = "ioctl")]
+    Ioctl,
 }
 
 impl Engine {
@@ -71,6 +75,7 @@ impl Engine {
         match self {
             Engine::Sync => "sync",
             Engine::IoUring => "io_uring",
+            Engine::Ioctl => "ioctl",
         }
     }
 }
@@ -172,6 +177,9 @@ pub struct JobSpec {
     /// every written block back afterwards, read jobs check the blocks they read.
     #[serde(default)]
     pub verify: bool,
+    /// ioctl write jobs: writes per packed command (see [`super::ioctl::Packed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packed: Option<super::ioctl::Packed>,
 }
 
 /// Smallest logical block size of any Linux block device; O_DIRECT needs at least this.
@@ -311,7 +319,7 @@ impl JobSpec {
         if self.fsync > 0 && !self.rw.writes() {
             bail!("`fsync` only applies to jobs that write");
         }
-        Ok(())
+        super::ioctl::validate_job(self)
     }
 
     /// Percent of I/Os that are reads.

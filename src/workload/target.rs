@@ -34,6 +34,10 @@ pub struct Target {
     pub allow_write: bool,
     /// For a block device in use (mounted, swap, holders): what uses it.
     pub in_use: Option<String>,
+    /// For a block device: `major:minor`, as /sys/dev/block names it.
+    pub devno: Option<String>,
+    /// What the ioctl engine found out about the card behind it (found when first needed).
+    pub ioctl: super::ioctl::CardCache,
     _exclusive: Option<File>,
 }
 
@@ -59,6 +63,8 @@ impl Target {
                 logical_block_bytes: fs_logical_block_bytes(meta.dev()),
                 allow_write,
                 in_use: None,
+                devno: None,
+                ioctl: Default::default(),
                 _exclusive: None,
             })
         } else if ft.is_file() {
@@ -69,6 +75,8 @@ impl Target {
                 logical_block_bytes: fs_logical_block_bytes(meta.dev()),
                 allow_write,
                 in_use: None,
+                devno: None,
+                ioctl: Default::default(),
                 _exclusive: None,
             })
         } else {
@@ -98,6 +106,8 @@ impl Target {
             logical_block_bytes: fs_logical_block_bytes(meta.dev()),
             allow_write,
             in_use: None,
+            devno: None,
+            ioctl: Default::default(),
             _exclusive: None,
         })
     }
@@ -140,6 +150,8 @@ impl Target {
             logical_block_bytes,
             allow_write,
             in_use,
+            devno: Some(devno),
+            ioctl: Default::default(),
             _exclusive: exclusive,
         })
     }
@@ -164,6 +176,40 @@ impl Target {
             );
         }
         Ok(())
+    }
+
+    /// For a block device that is gone since it was opened (the card was removed, its
+    /// driver or host driver unbound): what shows it. I/O on the open descriptor then
+    /// fails with whatever errno the kernel picks for a disk being deleted (ENOSPC past
+    /// the capacity it sets to 0 first, on Linux 7.2, see docs/kernel-facts.md), so the
+    /// errno alone would mislead. A disk whose capacity has dropped to 0 is given up to
+    /// 2 s to leave /sys/dev/block.
+    pub fn vanished(&self) -> Option<String> {
+        let devno = self.devno.as_ref()?;
+        let sys = Path::new("/sys/dev/block").join(devno);
+        let gone = || {
+            Some(format!(
+                "{} is gone (no {}): the card was removed or its driver unbound",
+                self.path.display(),
+                sys.display()
+            ))
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        loop {
+            match read_trimmed(sys.join("size")) {
+                Err(_) if !sys.exists() => return gone(),
+                Ok(sectors) if sectors == "0" => {}
+                _ => return None,
+            }
+            if std::time::Instant::now() >= deadline {
+                return Some(format!(
+                    "{} has no capacity left ({} is 0): the disk is being removed",
+                    self.path.display(),
+                    sys.join("size").display()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// The file one job clone works on (for block devices: the device itself).

@@ -80,7 +80,13 @@ impl UringEngine {
             let area = ring
                 .area_mut()
                 .ok_or_else(|| anyhow!("a new io_uring ring has I/O in flight"))?;
-            fill_pattern(&mut area[from..], pattern, seed);
+            // Every write buffer carries the same pattern, as the sync engine's one
+            // buffer does, so verify knows what each block held.
+            let (first, rest) = area[from..].split_at_mut(bs);
+            fill_pattern(first, pattern, seed);
+            for slot in rest.chunks_exact_mut(bs) {
+                slot.copy_from_slice(first);
+            }
         }
         Ok(UringEngine {
             ring,

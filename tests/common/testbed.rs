@@ -126,6 +126,7 @@ pub struct Guest {
     image: Option<PathBuf>,
     throttle_bps: Option<u64>,
     blkdebug: Option<PathBuf>,
+    modules: Vec<String>,
     timeout: Duration,
 }
 
@@ -141,6 +142,7 @@ impl Guest {
             image: None,
             throttle_bps: None,
             blkdebug: None,
+            modules: Vec::new(),
             timeout: Duration::from_secs(300),
         }
     }
@@ -174,6 +176,12 @@ impl Guest {
         self.blkdebug = Some(rules.to_path_buf());
         self
     }
+    /// More kernel modules to load at boot (`--modules`), e.g. "dm-flakey"; a
+    /// device-mapper module brings dmsetup along.
+    pub fn modules(mut self, names: &[&str]) -> Guest {
+        self.modules = names.iter().map(|n| n.to_string()).collect();
+        self
+    }
     pub fn timeout(mut self, timeout: Duration) -> Guest {
         self.timeout = timeout;
         self
@@ -205,6 +213,10 @@ impl Guest {
             self.image.as_ref().map(|p| p.display().to_string()),
         );
         opt("--throttle-bps", self.throttle_bps.map(|n| n.to_string()));
+        opt(
+            "--modules",
+            (!self.modules.is_empty()).then(|| self.modules.join(",")),
+        );
         opt(
             "--blkdebug",
             self.blkdebug.as_ref().map(|p| p.display().to_string()),

@@ -1,0 +1,128 @@
+//! `mmcab probe packed DEVICE --allow-write [--offset N] [--entries N] [--json]`.
+
+use super::output::Output;
+use crate::probe::packed::{probe_packed, PackedProbeOptions, PackedProbeReport};
+use crate::runner::signals::Interrupts;
+use crate::units::parse_size;
+use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Exit status when the card did not execute the packed write as sent.
+pub const EXIT_PROBE_FAILED: u8 = 3;
+
+#[derive(Debug, Args)]
+pub struct PackedArgs {
+    /// The whole eMMC device, /dev/mmcblkN (or a boot/GP hardware partition's node)
+    pub device: PathBuf,
+    /// Allow the probe's write (the scratch region's contents are put back afterwards)
+    #[arg(long)]
+    pub allow_write: bool,
+    /// Start of the scratch region on DEVICE (4 KiB multiple; sizes like 64M)
+    #[arg(long, default_value = "0", value_parser = parse_offset)]
+    pub offset: u64,
+    /// Entries of the packed command (default: as many as the card allows)
+    #[arg(long)]
+    pub entries: Option<usize>,
+    /// Send the command even when EXT_CSD says the card has no packed commands (to see
+    /// what such a card does with one)
+    #[arg(long)]
+    pub force: bool,
+    /// Take it that this kernel sends a user CMD23 as the write's SET_BLOCK_COUNT
+    /// (commit 4d0c8d0aef63) when mmcab cannot check it
+    #[arg(long)]
+    pub assume_cmd23_passthrough: bool,
+    /// Print the report as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_offset(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+pub fn execute(args: &PackedArgs, out: &Arc<Output>) -> Result<ExitCode> {
+    // A signal waits until the region and EXT_CSD are put back (the probe takes a second).
+    let interrupts = Interrupts::install(out.clone())?;
+    let report = probe_packed(&PackedProbeOptions {
+        device: args.device.clone(),
+        allow_write: args.allow_write,
+        offset: args.offset,
+        entries: args.entries,
+        force: args.force,
+        assume_cmd23_passthrough: args.assume_cmd23_passthrough,
+    })?;
+    if args.json {
+        out.json(&report)?;
+    } else {
+        out.print(&render(&report))?;
+    }
+    Ok(if interrupts.stopped() {
+        ExitCode::from(interrupts.exit_status())
+    } else if report.outcome.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_PROBE_FAILED)
+    })
+}
+
+/// The report as text: facts, the commands sent, every block read back, the verdict.
+pub fn render(r: &PackedProbeReport) -> String {
+    let mut s = format!(
+        "{}: packed write probe, kernel {}\n",
+        r.device.display(),
+        r.kernel_release
+    );
+    let card = format!(
+        "EXT_CSD_REV {}, MAX_PACKED_WRITES {}",
+        r.ext_csd_rev, r.max_packed_writes
+    );
+    s += &match &r.card_refusal {
+        Some(why) => format!("  card        {card} (--force: {why})\n"),
+        None => format!("  card        {card}\n"),
+    };
+    s += &format!("  addressing  {}\n", r.addressing);
+    s += &format!(
+        "  CMD23 sbc   {:?}: {}\n",
+        r.sbc.passthrough, r.sbc.evidence
+    );
+    s += &format!(
+        "  region      {} bytes at offset {} ({}-byte header; canary, entry, canary, ...)\n",
+        r.outcome.region_bytes, r.region_offset, r.outcome.header_bytes
+    );
+    s += &format!(
+        "  events      EXP_EVENTS_CTRL {:#04x}{}\n",
+        r.outcome.exp_events_ctrl,
+        if r.outcome.packed_event_enabled_by_mmcab {
+            ", PACKED_EVENT_EN set for the probe"
+        } else {
+            ""
+        }
+    );
+    s += "sent\n";
+    for c in &r.outcome.commands {
+        s += &format!("  {c}\n");
+    }
+    s += &format!(
+        "  -> {}\n  card: {}\nread back (block layer, O_DIRECT)\n",
+        r.outcome.write_error.as_deref().unwrap_or("accepted"),
+        r.outcome.card_status_text
+    );
+    for b in &r.outcome.blocks {
+        s += &format!(
+            "  {:<9} {:>12}  {}\n",
+            b.what,
+            b.offset,
+            b.problem.as_deref().unwrap_or("ok")
+        );
+    }
+    s += &format!("restored: {}\n", r.restored.join(", "));
+    s += &format!(
+        "{}: {}\n",
+        if r.outcome.passed { "PASS" } else { "FAIL" },
+        r.outcome.verdict
+    );
+    s
+}

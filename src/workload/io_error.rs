@@ -1,0 +1,159 @@
+//! A failed I/O on the target as one typed error: the operation, where on the device, how
+//! long, the device and the errno, in one line. The runner recognises it (downcast) to
+//! stop cleanly with the exit status for an I/O error mid-run, and adds what it knows
+//! about the device afterwards (it may have vanished).
+
+use std::path::{Path, PathBuf};
+
+/// What was being done when the I/O failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoOp {
+    Read,
+    Write,
+    /// fsync (a job's `fsync = N` or `end_fsync`).
+    Fsync,
+    /// Reading back a block a verifying write job wrote.
+    VerifyRead,
+}
+
+impl IoOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IoOp::Read => "read",
+            IoOp::Write => "write",
+            IoOp::Fsync => "fsync",
+            IoOp::VerifyRead => "verify read",
+        }
+    }
+}
+
+impl From<super::result::Direction> for IoOp {
+    fn from(d: super::result::Direction) -> IoOp {
+        match d {
+            super::result::Direction::Read => IoOp::Read,
+            super::result::Direction::Write => IoOp::Write,
+        }
+    }
+}
+
+/// One I/O of a job failed (an errno) or came back short (no errno).
+#[derive(Debug)]
+pub struct IoFailure {
+    pub op: IoOp,
+    /// Byte offset on the target (None for fsync).
+    pub offset: Option<u64>,
+    /// Bytes asked for (0 for fsync).
+    pub len: u64,
+    /// The target file or device as the user named it.
+    pub path: PathBuf,
+    pub job: String,
+    /// The errno the kernel returned; None for a short transfer.
+    pub errno: Option<i32>,
+    /// Bytes transferred by a short I/O.
+    pub short: Option<u64>,
+    /// What the runner found out afterwards, e.g. that the device is gone.
+    pub note: Option<String>,
+}
+
+impl IoFailure {
+    pub fn new(op: IoOp, offset: Option<u64>, len: u64, path: &Path, job: &str) -> IoFailure {
+        IoFailure {
+            op,
+            offset,
+            len,
+            path: path.to_path_buf(),
+            job: job.to_string(),
+            errno: None,
+            short: None,
+            note: None,
+        }
+    }
+
+    pub fn errno(mut self, err: &std::io::Error) -> IoFailure {
+        // Errors without an errno (none come from read/write/fsync) count as EIO.
+        self.errno = Some(err.raw_os_error().unwrap_or(libc::EIO));
+        self
+    }
+
+    pub fn short(mut self, done: u64) -> IoFailure {
+        self.short = Some(done);
+        self
+    }
+}
+
+/// `EIO (I/O error)`: the symbolic name and a short description (nix's table, the
+/// same whatever C library the binary is linked with).
+pub fn errno_text(errno: i32) -> String {
+    let e = nix::errno::Errno::from_raw(errno);
+    if e == nix::errno::Errno::UnknownErrno {
+        format!("errno {errno}")
+    } else {
+        format!("{e:?} ({})", e.desc())
+    }
+}
+
+impl std::fmt::Display for IoFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match (self.op, self.offset) {
+            (IoOp::Fsync, _) | (_, None) => {
+                format!("{} of {}", self.op.as_str(), self.path.display())
+            }
+            (op, Some(offset)) => format!(
+                "{} of {} bytes at offset {offset} (sector {}) on {}",
+                op.as_str(),
+                self.len,
+                offset / 512,
+                self.path.display()
+            ),
+        };
+        match (self.errno, self.short) {
+            (Some(errno), _) => write!(f, "{what} failed: {}", errno_text(errno))?,
+            (None, Some(done)) => write!(
+                f,
+                "{what} came back short: {done} of {} bytes (end of file or device?)",
+                self.len
+            )?,
+            (None, None) => write!(f, "{what} failed")?,
+        }
+        write!(f, " [job '{}']", self.job)?;
+        if let Some(note) = &self.note {
+            write!(f, "; {note}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for IoFailure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_with_operation_offset_device_and_errno() {
+        let err = std::io::Error::from_raw_os_error(libc::EIO);
+        let f = IoFailure::new(
+            IoOp::Write,
+            Some(1 << 20),
+            4096,
+            Path::new("/dev/dm-0"),
+            "w",
+        )
+        .errno(&err);
+        assert_eq!(
+            f.to_string(),
+            "write of 4096 bytes at offset 1048576 (sector 2048) on /dev/dm-0 failed: \
+             EIO (I/O error) [job 'w']"
+        );
+        let mut f = IoFailure::new(IoOp::Fsync, None, 0, Path::new("/x"), "j")
+            .errno(&std::io::Error::from_raw_os_error(libc::ENOSPC));
+        f.note = Some("the device is gone".into());
+        assert_eq!(
+            f.to_string(),
+            "fsync of /x failed: ENOSPC (No space left on device) [job 'j']; the device is gone"
+        );
+        let f = IoFailure::new(IoOp::Read, Some(0), 512, Path::new("/f"), "r").short(100);
+        assert!(f.to_string().contains("came back short: 100 of 512 bytes"));
+        assert_eq!(errno_text(99999), "errno 99999");
+    }
+}

@@ -1,0 +1,285 @@
+//! The `ioctl` engine: every read a CMD23 + CMD18 and every write a CMD23 + CMD25 (+
+//! CMD13) that mmcab sends itself through `MMC_IOC_MULTI_CMD`, bypassing the block
+//! layer like the kernel's mmc_test, without unbinding the card. With `packed = N`, the
+//! job's writes go N at a time as eMMC 4.5 packed writes built as Linux 4.9 built them
+//! ([`crate::device::packed`]).
+//!
+//! One command (or one packed command) at a time per job clone, like the sync engine.
+//! What is measured is the same as the other engines: each write or read is one I/O of
+//! `bs` bytes; the writes of one packed command all complete when it does, so each gets
+//! its latency. Verify stamps every block as the other engines do, and the read-back
+//! goes through the block layer (O_DIRECT), which is what checks that the card stored
+//! what mmcab sent where it was meant to go.
+//!
+//! Before any I/O, [`setup::check`] refuses what cannot work (see its doc); the engine
+//! then trusts what it found: the card's addressing and per-command limit, and for
+//! packed writes the card's support and the kernel's CMD23 pass-through.
+
+mod plan_keys;
+pub mod setup;
+
+pub use plan_keys::{takes_packed, validate_job, Packed, MAX_PACKED_ENTRIES};
+pub use setup::CardCache;
+
+use super::buffer::fill_pattern;
+use super::clone_io::CloneIo;
+use super::io_error::IoFailure;
+use super::measure::Recorder;
+use super::offsets::OffsetGen;
+use super::result::Direction;
+use super::spec::JobSpec;
+use crate::device::ioctl::{read_ext_csd, MmcIoctlError};
+use crate::device::mmc_io::{MmcIo, TransferError, WriteDone};
+use crate::device::packed::{write_header, Entry, PackedStatus};
+use crate::device::raw_access::RawAccess;
+use anyhow::{anyhow, Result};
+use linux_uapi::mmc_proto::R1_EXCEPTION_EVENT;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub struct IoctlEngine {
+    access: Arc<RawAccess>,
+    bs: usize,
+    /// Writes per packed command (0: each write alone).
+    packed: usize,
+    read_buf: Vec<u8>,
+    /// Unpacked: one block of `bs`. Packed: the header, then `packed` slots of `bs`.
+    write_buf: Vec<u8>,
+    /// The pending packed command: (entry, byte offset on the node).
+    batch: Vec<(Entry, u64)>,
+}
+
+impl IoctlEngine {
+    pub fn new(
+        access: Arc<RawAccess>,
+        job: &JobSpec,
+        seed: u64,
+        force: bool,
+    ) -> Result<IoctlEngine> {
+        let bs = job.bs as usize;
+        let packed = if takes_packed(job) {
+            setup::packed_entries(job.packed.unwrap_or_default(), job.bs, &access, force)
+                .map_err(|why| anyhow!("packed = {}: {why}", job.packed.unwrap_or_default()))?
+        } else {
+            0
+        };
+        let header = if packed > 0 {
+            access.format.header_bytes()
+        } else {
+            0
+        };
+        let mut write_buf = vec![0u8; header + packed.max(1) * bs];
+        if job.rw.writes() {
+            // Every slot carries the block the other engines write (verify compares a
+            // bad block with it).
+            for slot in write_buf[header..].chunks_mut(bs) {
+                fill_pattern(slot, job.pattern, seed);
+            }
+        }
+        Ok(IoctlEngine {
+            access,
+            bs,
+            packed,
+            read_buf: vec![0u8; if job.rw.reads() { bs } else { 0 }],
+            write_buf,
+            batch: Vec::with_capacity(packed),
+        })
+    }
+
+    /// Issue the generator's I/Os until it is done, the deadline passes or a stop flag is
+    /// set. Afterwards the block device's page cache is dropped: it may hold pages the
+    /// writes went around.
+    pub fn run(
+        &mut self,
+        io: &mut CloneIo<'_>,
+        gen: &mut OffsetGen,
+        rec: &mut Recorder,
+    ) -> Result<()> {
+        let result = self.run_all(io, gen, rec);
+        let _ = nix::fcntl::posix_fadvise(
+            &io.file,
+            0,
+            0,
+            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+        );
+        result
+    }
+
+    fn run_all(
+        &mut self,
+        io: &mut CloneIo<'_>,
+        gen: &mut OffsetGen,
+        rec: &mut Recorder,
+    ) -> Result<()> {
+        while let Some((dir, offset)) = gen.next_io() {
+            io.stop.check()?;
+            let done = match dir {
+                Direction::Read => self.read(io, offset, rec)?,
+                Direction::Write if self.packed > 0 => {
+                    self.batch.clear();
+                    self.batch.push(self.entry(offset));
+                    while self.batch.len() < self.packed {
+                        match gen.next_io() {
+                            Some((Direction::Write, next)) => self.batch.push(self.entry(next)),
+                            // Packed jobs only write (checked): nothing else comes.
+                            Some((Direction::Read, _)) | None => break,
+                        }
+                    }
+                    self.write_batch(io, rec)?
+                }
+                Direction::Write => {
+                    self.batch.clear();
+                    self.batch.push(self.entry(offset));
+                    self.write_batch(io, rec)?
+                }
+            };
+            if io.deadline.is_some_and(|deadline| done >= deadline) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn entry(&self, offset: u64) -> (Entry, u64) {
+        let entry = Entry {
+            sector: offset / 512,
+            sectors: (self.bs / 512) as u32,
+        };
+        (entry, offset)
+    }
+
+    fn mmc<'a>(&self, io: &'a CloneIo<'_>) -> MmcIo<'a> {
+        MmcIo {
+            dev: &io.file,
+            rca: self.access.rca,
+        }
+    }
+
+    fn read(&mut self, io: &mut CloneIo<'_>, offset: u64, rec: &mut Recorder) -> Result<Instant> {
+        let address = self.access.address(offset)?;
+        let started = Instant::now();
+        let result = self.mmc(io).read(address, &mut self.read_buf);
+        let done = Instant::now();
+        result.map_err(|e| failed(io, Direction::Read, offset, e))?;
+        rec.record(
+            Direction::Read,
+            self.bs as u64,
+            (done - started).as_nanos() as u64,
+            done,
+        );
+        io.checker.check(&self.read_buf, offset, None);
+        Ok(done)
+    }
+
+    /// Sends the writes in `batch`: alone, or as one packed command when there are two
+    /// or more (Linux 4.9 packed no single request either).
+    fn write_batch(&mut self, io: &mut CloneIo<'_>, rec: &mut Recorder) -> Result<Instant> {
+        let bs = self.bs;
+        let packed = self.batch.len() >= 2;
+        let header = if packed {
+            self.access.format.header_bytes()
+        } else {
+            0
+        };
+        let data_start = if self.packed > 0 {
+            self.access.format.header_bytes()
+        } else {
+            0
+        };
+        for (k, (_, offset)) in self.batch.iter().enumerate() {
+            let at = data_start + k * bs;
+            io.writer.prepare(&mut self.write_buf[at..at + bs], *offset);
+        }
+        let first = self.batch[0].1;
+        let started = Instant::now();
+        let result = if packed {
+            let entries: Vec<Entry> = self.batch.iter().map(|(e, _)| *e).collect();
+            let hdr = &mut self.write_buf[..header];
+            let args = write_header(self.access.format, &entries, hdr)
+                .map_err(|e| anyhow!("job '{}': packed write at offset {first}: {e}", io.name))?;
+            let end = header + entries.len() * bs;
+            self.mmc(io).packed_write(&args, &self.write_buf[..end])
+        } else {
+            let address = self.access.address(first)?;
+            let at = data_start;
+            self.mmc(io).write(address, &self.write_buf[at..at + bs])
+        };
+        let done = Instant::now();
+        let written = match result {
+            Ok(written) => written,
+            Err(e) if packed => return Err(self.packed_failed(io, first, e)),
+            Err(e) => return Err(failed(io, Direction::Write, first, e)),
+        };
+        if packed {
+            self.check_exception(io, first, written)?;
+        }
+        let latency = (done - started).as_nanos() as u64;
+        let mut fsync = false;
+        for _ in &self.batch {
+            rec.record(Direction::Write, bs as u64, latency, done);
+            fsync |= io.writer.written_one();
+        }
+        if fsync {
+            io.fsync()?;
+            rec.extend_end(Direction::Write, Instant::now());
+        }
+        Ok(done)
+    }
+
+    /// EXCEPTION_EVENT after a packed write: the card may report it failed (when
+    /// PACKED_EVENT_EN is set; other exceptions, e.g. urgent BKOPS, are no failure).
+    fn check_exception(&self, io: &CloneIo<'_>, first: u64, written: WriteDone) -> Result<()> {
+        if written.status & R1_EXCEPTION_EVENT == 0 {
+            return Ok(());
+        }
+        let status = PackedStatus::from_ext_csd(&read_ext_csd(&io.file)?);
+        if status.failed() {
+            let len = (self.batch.len() * self.bs) as u64;
+            let failure = io_failure(io, Direction::Write, first, len, None);
+            return Err(failure.context(format!(
+                "packed write of {} entries: {}",
+                self.batch.len(),
+                status.describe()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A packed write that failed, with what the card's packed status registers say
+    /// (Linux 4.9 read them after every failed packed command).
+    fn packed_failed(&self, io: &CloneIo<'_>, first: u64, e: TransferError) -> anyhow::Error {
+        let registers = read_ext_csd(&io.file)
+            .map(|raw| PackedStatus::from_ext_csd(&raw).describe())
+            .unwrap_or_else(|err| format!("EXT_CSD unreadable afterwards: {err}"));
+        let len = (self.batch.len() * self.bs) as u64;
+        io_failure(io, Direction::Write, first, len, Some(&e)).context(format!("{e}; {registers}"))
+    }
+}
+
+/// A transfer that failed, as the runner knows failed I/O ([`IoFailure`]: exit status 4,
+/// and a note when the card is gone), with what the ioctl or the card said first.
+fn failed(io: &CloneIo<'_>, dir: Direction, offset: u64, e: TransferError) -> anyhow::Error {
+    io_failure(io, dir, offset, io.bs, Some(&e)).context(e.to_string())
+}
+
+/// The errno of the ioctl when it failed with one; EIO when the card reported the error
+/// (status bits, a packed failure, busy for too long).
+fn io_failure(
+    io: &CloneIo<'_>,
+    dir: Direction,
+    offset: u64,
+    len: u64,
+    e: Option<&TransferError>,
+) -> anyhow::Error {
+    let errno = match e {
+        Some(TransferError::Ioctl {
+            source: MmcIoctlError::Command { source, .. },
+            ..
+        }) => source.raw_os_error(),
+        _ => None,
+    };
+    let errno = std::io::Error::from_raw_os_error(errno.unwrap_or(libc::EIO));
+    IoFailure::new(dir.into(), Some(offset), len, io.path, io.name)
+        .errno(&errno)
+        .into()
+}

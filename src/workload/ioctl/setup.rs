@@ -1,0 +1,236 @@
+//! Before the first I/O: may the ioctl engine run these jobs on this target, and how.
+//! Every refusal is one line naming the workload, the job, the reason and what to do.
+//!
+//! Facts about the card ([`RawAccess`]) and the kernel's CMD23 pass-through
+//! ([`SbcVerdict`]) are found once per target and kept in its [`CardCache`].
+
+use super::plan_keys::{takes_packed, Packed};
+use crate::device::raw_access::RawAccess;
+use crate::device::sbc::{self, SbcVerdict};
+use crate::workload::job::ClonePlan;
+use crate::workload::spec::Engine;
+use crate::workload::target::{Target, TargetKind};
+use crate::workload::EngineOptions;
+use anyhow::{anyhow, bail, Result};
+use std::sync::{Arc, OnceLock};
+
+/// What the ioctl engine found out about a target, once.
+#[derive(Debug, Default)]
+pub struct CardCache {
+    access: OnceLock<Result<Arc<RawAccess>, String>>,
+    sbc: OnceLock<SbcVerdict>,
+}
+
+impl CardCache {
+    /// The card behind the target (opened and checked the first time).
+    pub fn access(&self, target: &Target) -> Result<Arc<RawAccess>> {
+        self.access
+            .get_or_init(|| {
+                if target.kind != TargetKind::BlockDevice {
+                    return Err(format!(
+                        "{}: engine = \"ioctl\" sends MMC commands to an eMMC, and this is a {}: \
+                         use engine = \"sync\" or \"io_uring\", or pass /dev/mmcblkN",
+                        target.path.display(),
+                        match target.kind {
+                            TargetKind::File => "regular file",
+                            _ => "directory",
+                        }
+                    ));
+                }
+                RawAccess::open(&target.path)
+                    .map(Arc::new)
+                    .map_err(|e| format!("engine = \"ioctl\": {e:#}"))
+            })
+            .clone()
+            .map_err(|e| anyhow!(e))
+    }
+
+    /// Whether this kernel passes CMD23 on as `mrq.sbc` (looked at the first time).
+    fn sbc(&self, access: &RawAccess, assume: bool) -> Result<&SbcVerdict> {
+        if let Some(verdict) = self.sbc.get() {
+            return Ok(verdict);
+        }
+        let verdict = sbc::decide_for(access, assume)?;
+        Ok(self.sbc.get_or_init(|| verdict))
+    }
+}
+
+/// Writes per packed command for a job: 0 (unpacked) or 2 and more, within the card's
+/// MAX_PACKED_WRITES, the header's room and one command's data. `Err` is the reason.
+/// `force` (`--force`) sends packed writes to a card whose EXT_CSD has none, to see what
+/// it does with them: only the header and the data limit it then.
+pub fn packed_entries(
+    packed: Packed,
+    bs: u64,
+    access: &RawAccess,
+    force: bool,
+) -> Result<usize, String> {
+    let wanted = match packed {
+        Packed::Off => return Ok(0),
+        Packed::Entries(n) => Some(n as usize),
+        Packed::Max => None,
+    };
+    let card = match access.max_packed_writes() {
+        Ok(card) => card,
+        Err(_) if force => usize::from(u8::MAX),
+        Err(why) => {
+            return Err(format!(
+                "{why} (--force sends packed writes anyway, to see what the card does)"
+            ))
+        }
+    };
+    let header = access.format.max_entries();
+    let header_bytes = access.format.header_bytes() as u64;
+    let room = (access.max_cmd_bytes as u64).saturating_sub(header_bytes) / bs;
+    let limits = [
+        (card, format!("the card's MAX_PACKED_WRITES is {card}")),
+        (
+            header,
+            format!("a {header_bytes}-byte packed header names at most {header} writes"),
+        ),
+        (
+            room as usize,
+            format!(
+                "one command carries at most {} bytes ({}), the header ({header_bytes}) and \
+                 {room} writes of {bs}",
+                access.max_cmd_bytes, access.max_cmd_bytes_source
+            ),
+        ),
+    ];
+    let (max, why) = limits.iter().min_by_key(|(n, _)| *n).expect("three limits");
+    let n = wanted.unwrap_or(*max);
+    if n < 2 && wanted.is_some() {
+        return Err(format!(
+            "{n}: a packed command carries at least 2 writes (Linux packed no fewer)"
+        ));
+    }
+    if n > *max || n < 2 {
+        return Err(format!(
+            "{} writes per packed command do not fit: {why}: use packed = {} or less (or \
+             \"max\"), or a smaller bs",
+            n, max
+        ));
+    }
+    Ok(n)
+}
+
+/// Checks the ioctl jobs of a workload against the target (their clones already checked
+/// against its size): the card, the node, the sizes, packed support and the kernel's
+/// CMD23 pass-through when a job packs. Touches no data.
+pub fn check(
+    workload: &str,
+    clones: &[ClonePlan],
+    target: &Target,
+    opts: &EngineOptions,
+) -> Result<()> {
+    for clone in clones.iter().filter(|c| c.job.engine == Engine::Ioctl) {
+        let job = &clone.job;
+        let at = |e: String| anyhow!("workload '{workload}', job '{}': {e}", job.name);
+        let access = target
+            .ioctl
+            .access(target)
+            .map_err(|e| at(format!("{e:#}")))?;
+        if job.rw.writes() {
+            access.check_writable().map_err(|e| at(format!("{e:#}")))?;
+        }
+        if job.bs as usize > access.max_cmd_bytes {
+            return Err(at(format!(
+                "`bs` = {} is more than one MMC ioctl command carries ({} bytes: {}): use a \
+                 smaller bs",
+                job.bs, access.max_cmd_bytes, access.max_cmd_bytes_source
+            )));
+        }
+        for offset in [clone.region_start, clone.region_end() - job.bs] {
+            access.address(offset).map_err(|e| at(format!("{e:#}")))?;
+        }
+        let packed = job.packed.unwrap_or_default();
+        if takes_packed(job) && packed.is_on() {
+            packed_entries(packed, job.bs, &access, opts.force)
+                .map_err(|why| at(format!("packed = {packed}: {why}")))?;
+            let verdict = target
+                .ioctl
+                .sbc(&access, opts.assume_cmd23_passthrough)
+                .map_err(|e| at(format!("{e:#}")))?;
+            if let Some(refusal) = verdict.refusal() {
+                bail!(at(format!("packed = {packed}: {refusal}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::packed::{Addressing, CardFormat, EXT_CSD_MAX_PACKED_WRITES};
+
+    fn access(rev: u8, max_packed: u8, large: bool) -> RawAccess {
+        let mut raw = [0u8; 512];
+        raw[192] = rev;
+        raw[EXT_CSD_MAX_PACKED_WRITES] = max_packed;
+        RawAccess {
+            node: "/dev/mmcblk0".into(),
+            paths: crate::device::MmcPaths {
+                dev_node: "/dev/mmcblk0".into(),
+                disk: "mmcblk0".into(),
+                block_sysfs: "/sys/block/mmcblk0".into(),
+                card_sysfs: "/c".into(),
+                card: "mmc0:0001".into(),
+                host: "mmc0".into(),
+                host_debugfs: "/d".into(),
+                card_debugfs: "/d/c".into(),
+            },
+            ext_csd: crate::device::ExtCsd { raw },
+            format: CardFormat {
+                addressing: Addressing::Sector,
+                large_sector: large,
+            },
+            addressing_source: String::new(),
+            max_cmd_bytes: 512 * 1024,
+            max_cmd_bytes_source: "MMC_IOC_MAX_BYTES (512 KiB per command)".into(),
+            size_bytes: 1 << 34,
+            read_only: None,
+            kernel_release: "7.2.13".into(),
+            rca: 1,
+        }
+    }
+
+    #[test]
+    fn entries_follow_the_tightest_limit() {
+        let card = access(8, 60, false);
+        assert_eq!(packed_entries(Packed::Off, 4096, &card, false), Ok(0));
+        assert_eq!(
+            packed_entries(Packed::Entries(8), 4096, &card, false),
+            Ok(8)
+        );
+        // 4 KiB writes: the card (60) is tighter than the header (63) and the data (127).
+        assert_eq!(packed_entries(Packed::Max, 4096, &card, false), Ok(60));
+        // 64 KiB writes: 512 KiB hold the header and 7 of them.
+        assert_eq!(packed_entries(Packed::Max, 65536, &card, false), Ok(7));
+        let err = packed_entries(Packed::Entries(8), 65536, &card, false).unwrap_err();
+        assert!(err.contains("packed = 7 or less"), "{err}");
+        // A 4 KiB header leaves room for 127 4 KiB writes; the card allows 200.
+        let large = access(8, 200, true);
+        assert_eq!(packed_entries(Packed::Max, 4096, &large, false), Ok(127));
+        // 512 B writes: the header (63) is the limit.
+        let many = access(8, 200, false);
+        let err = packed_entries(Packed::Entries(64), 512, &many, false).unwrap_err();
+        assert!(err.contains("names at most 63"), "{err}");
+    }
+
+    #[test]
+    fn force_leaves_the_header_and_the_data_limit() {
+        let none = access(3, 0, false);
+        assert_eq!(packed_entries(Packed::Entries(4), 4096, &none, true), Ok(4));
+        assert_eq!(packed_entries(Packed::Max, 4096, &none, true), Ok(63));
+    }
+
+    #[test]
+    fn cards_without_packed_commands_say_so() {
+        let err =
+            packed_entries(Packed::Entries(4), 4096, &access(3, 0, false), false).unwrap_err();
+        assert!(err.contains("EXT_CSD_REV 3"), "{err}");
+        let err = packed_entries(Packed::Max, 4096, &access(7, 0, false), false).unwrap_err();
+        assert!(err.contains("MAX_PACKED_WRITES 0"), "{err}");
+    }
+}

@@ -1,0 +1,344 @@
+//! The ioctl engine and `mmcab probe packed` on the emulated eMMC (testbed/run: QEMU
+//! ast2600-evb, the real Linux MMC stack, Debian armmp 6.12 and 7.x; the card is EXT_CSD
+//! rev 3, byte addressed, without packed commands):
+//! - unpacked ioctl writes land where the block layer finds them: blocks copied out with
+//!   `dd iflag=direct` are checked here by a parser of the verify stamp written for this
+//!   test (not mmcab's), and mmcab's own read-back verify agrees;
+//! - ioctl reads verify what the block layer wrote, and find nothing on a region nobody
+//!   wrote (the check is not vacuous);
+//! - workloads/packed-ioctl.toml and `probe packed` are refused with the card's reason,
+//!   before any I/O; `probe packed --force` sees the kernel's CMD23 pass-through in
+//!   tracefs, sees that this card stores a packed command as plain data, and puts the
+//!   region back; a packed ioctl write job with `--force` runs, and its verify finds
+//!   every block wrong (the card stored headers and shifted data).
+
+#[path = "common/testbed.rs"]
+mod testbed;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// One QEMU at a time: two TCG guests on 2 shared cores only slow each other down.
+static GUEST: Mutex<()> = Mutex::new(());
+
+/// Shell lines that write `text` to `path` in the guest.
+fn put(path: &str, text: &str) -> String {
+    assert!(!text.contains("\nMMCAB_EOF"));
+    format!("cat > {path} <<'MMCAB_EOF'\n{text}\nMMCAB_EOF\n")
+}
+
+/// Offsets of the blocks the ioctl write job writes, and of the sync writes the ioctl
+/// reads check.
+const IOCTL_AT: u64 = 8 << 20;
+const SYNC_AT: u64 = 16 << 20;
+const BLOCKS: u64 = 16;
+
+fn plan() -> String {
+    format!(
+        r#"
+name = "ioctl"
+[[workload]]
+name = "ioctl-write"
+[[workload.job]]
+name = "w"
+rw = "write"
+engine = "ioctl"
+bs = "4KiB"
+offset = {IOCTL_AT}
+size = "64KiB"
+pattern = "zeros"
+verify = true
+[[workload]]
+name = "ioctl-randwrite"
+[[workload.job]]
+name = "w"
+rw = "randwrite"
+engine = "ioctl"
+bs = "8KiB"
+offset = "24MiB"
+size = "1MiB"
+io_size = "128KiB"
+verify = true
+[[workload]]
+name = "sync-write"
+[[workload.job]]
+name = "w"
+rw = "write"
+bs = "16KiB"
+offset = {SYNC_AT}
+size = "256KiB"
+verify = true
+[[workload]]
+name = "ioctl-read"
+[[workload.job]]
+name = "r"
+rw = "read"
+engine = "ioctl"
+bs = "16KiB"
+offset = {SYNC_AT}
+size = "256KiB"
+verify = true
+"#
+    )
+}
+
+const FORCED: &str = r#"
+name = "forced"
+[[workload]]
+name = "packed-forced"
+[[workload.job]]
+name = "w"
+rw = "write"
+engine = "ioctl"
+bs = "4KiB"
+offset = "40MiB"
+size = "64KiB"
+packed = 4
+verify = true
+"#;
+
+const NEVER_WRITTEN: &str = r#"
+name = "unwritten"
+[[workload]]
+name = "ioctl-read"
+[[workload.job]]
+name = "r"
+rw = "randread"
+engine = "ioctl"
+bs = "4KiB"
+offset = "100MiB"
+size = "1MiB"
+io_size = "64KiB"
+verify = true
+"#;
+
+/// Little-endian u64 at `at`.
+fn le64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// The verify stamp as README.md documents it: magic, byte offset, run id, sequence,
+/// length, CRC32 of the block without bytes 36..40. Returns the run id.
+fn check_stamp(block: &[u8], offset: u64) -> u64 {
+    assert_eq!(&block[0..8], b"MMCABVFY", "no stamp at {offset}");
+    assert_eq!(
+        le64(block, 8),
+        offset,
+        "stamp of another offset at {offset}"
+    );
+    let len = u32::from_le_bytes(block[32..36].try_into().unwrap());
+    assert_eq!(len as usize, block.len());
+    let mut h = crc32fast::Hasher::new();
+    h.update(&block[..36]);
+    h.update(&block[40..]);
+    let crc = u32::from_le_bytes(block[36..40].try_into().unwrap());
+    assert_eq!(h.finalize(), crc, "CRC of the block at {offset}");
+    le64(block, 16)
+}
+
+fn job_verify(json: &serde_json::Value, workload: &str) -> (u64, u64) {
+    let w = json["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workload"] == workload)
+        .unwrap_or_else(|| panic!("no workload {workload} in {json}"));
+    let v = &w["jobs"][0]["verify"];
+    (
+        v["blocks_checked"].as_u64().unwrap(),
+        v["bad_blocks"].as_u64().unwrap(),
+    )
+}
+
+const STAT: &str = "/sys/block/mmcblk0/stat";
+
+/// The guest script shared by both kernels.
+fn script() -> String {
+    let skip = IOCTL_AT / 4096;
+    put("plan.toml", &plan())
+        + &put("unwritten.toml", NEVER_WRITTEN)
+        + &put("forced.toml", FORCED)
+        + &format!(
+            "mmcab run plan.toml --device /dev/mmcblk0 --allow-write --json > /out/run.json 2> /out/run.err
+echo $? > /out/run.status
+dd if=/dev/mmcblk0 iflag=direct bs=4096 skip={skip} count={BLOCKS} of=/out/blocks.bin 2>/dev/null
+mmcab run unwritten.toml --device /dev/mmcblk0 --json > /out/unwritten.json 2>/dev/null
+echo $? > /out/unwritten.status
+cat {STAT} > /out/stat-before
+mmcab run /workloads/packed-ioctl.toml --device /dev/mmcblk0 --allow-write 2> /out/plan.err
+echo $? > /out/plan.status
+mmcab probe packed /dev/mmcblk0 --allow-write 2> /out/probe.err
+echo $? > /out/probe.status
+cat {STAT} > /out/stat-after
+dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=8192 count=17 2>/dev/null | md5sum > /out/region-before
+mmcab probe packed /dev/mmcblk0 --allow-write --force --offset 32M --json > /out/force.json 2> /out/force.err
+echo $? > /out/force.status
+dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=8192 count=17 2>/dev/null | md5sum > /out/region-after
+mmcab run forced.toml --device /dev/mmcblk0 --allow-write --force --json > /out/forced.json 2> /out/forced.err
+echo $? > /out/forced.status
+"
+        )
+}
+
+fn check(run: &testbed::GuestRun) {
+    run.assert_success();
+    // Unpacked ioctl writes: mmcab's verify and an independent look at the blocks.
+    let err = run.out_text("run.err");
+    assert_eq!(run.out_text("run.status").trim(), "0", "{err}");
+    let json = run.out_json("run.json");
+    assert_eq!(job_verify(&json, "ioctl-write"), (BLOCKS, 0));
+    let (checked, bad) = job_verify(&json, "ioctl-randwrite");
+    assert!(checked > 0 && bad == 0, "{checked} {bad}");
+    // The ioctl engine reads what the block layer wrote, every block checked.
+    assert_eq!(job_verify(&json, "ioctl-read"), (16, 0));
+    let blocks = std::fs::read(run.out_dir.join("blocks.bin")).unwrap();
+    assert_eq!(blocks.len() as u64, BLOCKS * 4096, "{}", run.report());
+    let ids: Vec<u64> = blocks
+        .chunks(4096)
+        .enumerate()
+        .map(|(i, b)| check_stamp(b, IOCTL_AT + i as u64 * 4096))
+        .collect();
+    assert!(ids.iter().all(|&id| id == ids[0]), "one run wrote them all");
+    // Reads of blocks nobody wrote: every one is reported bad, exit status 3.
+    assert_eq!(run.out_text("unwritten.status").trim(), "3");
+    let (checked, bad) = job_verify(&run.out_json("unwritten.json"), "ioctl-read");
+    assert_eq!((checked, bad), (16, 16));
+
+    // Packed: refused with the card's reason before any I/O.
+    for (what, status) in [("plan", "plan.status"), ("probe", "probe.status")] {
+        let err = run.out_text(&format!("{what}.err"));
+        assert_eq!(run.out_text(status).trim(), "1", "{what}: {err}");
+        assert!(
+            err.contains("does not support packed commands (EXT_CSD_REV 3"),
+            "{what}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    }
+    assert_eq!(
+        run.out_text("stat-after"),
+        run.out_text("stat-before"),
+        "a refusal did I/O"
+    );
+
+    // --force: the kernel's pass-through seen in tracefs; the card ignored the packed bit.
+    assert_eq!(
+        run.out_text("force.status").trim(),
+        "3",
+        "{}",
+        run.out_text("force.err")
+    );
+    let probe = run.out_json("force.json");
+    assert_eq!(probe["sbc"]["passthrough"], "yes", "{probe}");
+    assert!(probe["sbc"]["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("sbc_opcode=23"));
+    assert_eq!(probe["passed"], false);
+    assert!(
+        probe["blocks"][1]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("holds the packed header"),
+        "{probe}"
+    );
+    assert_eq!(probe["blocks"][0]["problem"], serde_json::Value::Null);
+    assert_eq!(
+        probe["packed_event_enabled_by_mmcab"], false,
+        "rev 3: no EXP_EVENTS_CTRL"
+    );
+    assert_eq!(
+        run.out_text("region-after"),
+        run.out_text("region-before"),
+        "the region was not put back"
+    );
+
+    // A packed write job on this card with --force: 4 packed commands of 4 writes, each
+    // write recorded; the card stored each command as plain data, which verify sees.
+    assert_eq!(
+        run.out_text("forced.status").trim(),
+        "3",
+        "{}",
+        run.out_text("forced.err")
+    );
+    let forced = run.out_json("forced.json");
+    assert_eq!(forced["workloads"][0]["group"][0]["ops"], 16, "{forced}");
+    assert_eq!(job_verify(&forced, "packed-forced"), (16, 16));
+}
+
+/// Boots `kernel` with the eMMC on a `bus_width`-bit bus, runs [`script`], checks it.
+fn boot_and_check(label: &str, kernel: &str, bus_width: u8) {
+    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let run = testbed::Guest::new(label)
+        .kernel(kernel)
+        .bus_width(bus_width)
+        .timeout(Duration::from_secs(400))
+        .run(&script());
+    check(&run);
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn linux_7_ioctl_engine_and_packed_refusals() {
+    boot_and_check("ioctl_engine_linux7", "7", 8);
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn linux_6_12_ioctl_engine_and_packed_refusals() {
+    // 6.12 polls CMD13 after ioctl writes too and has the pass-through (6.8+).
+    boot_and_check("ioctl_engine_linux612", "6.12", 4);
+}
+
+/// `mmcab` with `args`: (exit status, stderr).
+fn mmcab(args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mmcab"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn refusals_that_need_no_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.img");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let job = "[[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"j\"\nrw = \"write\"\n\
+               bs = \"4k\"\nsize = \"64k\"\n";
+    let ioctl = write(
+        "ioctl.toml",
+        &format!("name = \"p\"\n{job}engine = \"ioctl\"\npacked = 4\n"),
+    );
+    let target_arg = target.display().to_string();
+    let (status, err) = mmcab(&["run", &ioctl, "--device", &target_arg]);
+    assert_eq!(status, Some(1), "{err}");
+    assert!(
+        err.contains("job 'j'") && err.contains("this is a regular file"),
+        "{err}"
+    );
+    assert!(!target.exists(), "the refusal created the target");
+    let no_ioctl = write(
+        "plain.toml",
+        &format!("name = \"p\"\n[[config]]\nname = \"a\"\npacked = 8\n{job}"),
+    );
+    let (status, err) = mmcab(&["run", &no_ioctl, "--device", &target_arg]);
+    assert_eq!(status, Some(1));
+    assert!(
+        err.contains("config a: `packed` applies to jobs with engine = \"ioctl\""),
+        "{err}"
+    );
+    let (status, err) = mmcab(&["probe", "packed", &ioctl, "--allow-write"]);
+    assert_eq!(status, Some(1));
+    assert!(
+        err.contains("not an MMC/SD block device: it is a regular file"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+}
