@@ -3,14 +3,23 @@
 //! handle would point at a disk that is gone. Opening it again re-checks everything
 //! [`Target::open`] checks (mounts, holders, swap; the exclusive handle for writes).
 
+use crate::workload::target::TargetKind;
 use crate::workload::Target;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How long a block device target (a partition node, after its disk) may take to
+/// reappear after the rebind.
+const COME_BACK: Duration = Duration::from_secs(10);
 
 pub struct TargetSlot {
     target: Option<Target>,
     path: PathBuf,
     allow_write: bool,
+    kind: TargetKind,
+    come_back: Duration,
 }
 
 impl TargetSlot {
@@ -18,6 +27,8 @@ impl TargetSlot {
         TargetSlot {
             path: target.path.clone(),
             allow_write: target.allow_write,
+            kind: target.kind,
+            come_back: COME_BACK,
             target: Some(target),
         }
     }
@@ -49,8 +60,23 @@ impl TargetSlot {
         self.target = None;
     }
 
-    /// Open it again after the rebind, checking it as at the start.
+    /// Open it again after the rebind, checking it as at the start. A block device must
+    /// come back as one: a missing node would otherwise be taken for a new file target.
     pub fn reopen(&mut self) -> Result<()> {
+        if self.target.is_none() && self.kind == TargetKind::BlockDevice {
+            let start = Instant::now();
+            while !std::fs::metadata(&self.path).is_ok_and(|m| m.file_type().is_block_device()) {
+                if start.elapsed() > self.come_back {
+                    bail!(
+                        "{} did not come back as a block device within {:.1} s after its block \
+                         driver was rebound: stopping",
+                        self.path.display(),
+                        self.come_back.as_secs_f64()
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         if self.target.is_none() {
             let target = Target::open(&self.path, self.allow_write).with_context(|| {
                 format!(
@@ -61,5 +87,53 @@ impl TargetSlot {
             self.target = Some(target);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs root: loop devices and mknod"]
+    fn a_block_device_that_does_not_come_back_is_not_taken_for_a_new_file() {
+        use std::os::unix::fs::MetadataExt;
+        let image = tempfile::NamedTempFile::new_in("/dev/shm").unwrap();
+        image.as_file().set_len(1 << 20).unwrap();
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(image.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let node = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        // A node of our own for the disk, which the "rebind" then takes away.
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let ours = dir.path().join("disk");
+        let rdev = std::fs::metadata(&node).unwrap().rdev();
+        nix::sys::stat::mknod(
+            &ours,
+            nix::sys::stat::SFlag::S_IFBLK,
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+            rdev,
+        )
+        .unwrap();
+        let mut slot = TargetSlot::new(Target::open(&ours, false).unwrap());
+        slot.come_back = Duration::from_millis(200);
+        slot.close();
+        std::fs::remove_file(&ours).unwrap();
+        let err = slot.reopen().unwrap_err().to_string();
+        std::process::Command::new("losetup")
+            .arg("-d")
+            .arg(&node)
+            .status()
+            .unwrap();
+        assert!(err.contains("did not come back as a block device"), "{err}");
+        assert!(!ours.exists(), "no file was created in its place");
+        assert!(slot.get().is_err());
     }
 }
