@@ -8,7 +8,9 @@
 //!
 //! Layers, imports pointing down: [`cli`] (clap, all printing) -> [`runner`] -> [`knob`],
 //! [`workload`], [`record`], [`plan`] -> [`evidence`] -> [`device`] -> `linux-uapi`;
-//! [`report`] and [`stats`] read [`record`]. Nothing below [`cli`] imports it or prints.
+//! [`report`] and [`stats`] read [`record`]. [`probe`] (flash geometry, flashbench's
+//! methods) sits beside [`runner`]: it uses [`device`] and [`workload`]'s target, and
+//! [`report`] renders its records. Nothing below [`cli`] imports it or prints.
 #![forbid(unsafe_code)]
 
 pub mod cli;

@@ -13,6 +13,12 @@
 //!   t = slope / se (n - 2 degrees of freedom), as scipy.stats.linregress does.
 //!
 //! Pinned against scipy in `tests/fixtures/stats/` (see the script there).
+//!
+//! Across boots the unit of replication is the boot: [`boots`]. The p-values of one
+//! report are adjusted together: [`multiple`].
+
+pub mod boots;
+pub mod multiple;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -70,7 +76,7 @@ pub fn t_critical(df: f64) -> f64 {
 }
 
 /// Two-sided p-value of a t statistic with `df` degrees of freedom.
-fn t_two_sided_p(t: f64, df: f64) -> f64 {
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
     match StudentsT::new(0.0, 1.0, df) {
         Ok(dist) => (2.0 * dist.sf(t.abs())).min(1.0),
         Err(_) => f64::NAN,
@@ -129,32 +135,45 @@ pub struct Change {
 /// Relative change of B against A with its Welch 95% CI and p-value.
 pub fn welch_change(a: &[f64], b: &[f64]) -> Change {
     let (ma, mb) = (mean(a), mean(b));
-    let rel = (mb - ma) / ma;
     if a.len() < 2 || b.len() < 2 {
-        return Change {
-            rel,
-            ci_low: f64::NAN,
-            ci_high: f64::NAN,
-            p: f64::NAN,
-            df: f64::NAN,
-        };
+        return t_change(ma, mb, f64::NAN, f64::NAN);
     }
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let (va, vb) = (sample_sd(a).powi(2) / na, sample_sd(b).powi(2) / nb);
     let se = (va + vb).sqrt();
-    let diff = mb - ma;
+    let df = if se == 0.0 {
+        f64::INFINITY
+    } else {
+        (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
+    };
+    t_change(ma, mb, se, df)
+}
+
+/// The change (mean_b - mean_a) / mean_a with the 95% interval and two-sided p of the
+/// t statistic (mean_b - mean_a) / `se` on `df` degrees of freedom, both relative to
+/// mean_a. No spread (`se` = 0): the difference is exact (p 0 or 1). No `se` or `df`:
+/// the change alone, interval and p NaN.
+pub fn t_change(ma: f64, mb: f64, se: f64, df: f64) -> Change {
+    let (rel, diff) = ((mb - ma) / ma, mb - ma);
+    let nan = f64::NAN;
+    if se.is_nan() || df.is_nan() || df <= 0.0 {
+        return Change {
+            rel,
+            ci_low: nan,
+            ci_high: nan,
+            p: nan,
+            df,
+        };
+    }
     if se == 0.0 {
-        // No spread at all: the difference is exact.
-        let p = if diff == 0.0 { 1.0 } else { 0.0 };
         return Change {
             rel,
             ci_low: rel,
             ci_high: rel,
-            p,
-            df: f64::INFINITY,
+            p: if diff == 0.0 { 1.0 } else { 0.0 },
+            df,
         };
     }
-    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
     let half = t_critical(df) * se;
     Change {
         rel,
@@ -174,6 +193,9 @@ pub enum Verdict {
     NoSignificantChange,
     /// Not enough samples for an interval (e.g. single published values).
     NotTested,
+    /// One boot per side: the change between two boots includes their own offsets,
+    /// which the runs of one boot cannot show (see [`boots`]).
+    OneBootPerSide,
 }
 
 impl Verdict {
@@ -183,6 +205,7 @@ impl Verdict {
             Verdict::Slower => "slower",
             Verdict::NoSignificantChange => "no significant change",
             Verdict::NotTested => "not tested (n < 2)",
+            Verdict::OneBootPerSide => "not called (one boot per side)",
         }
     }
 }
@@ -199,6 +222,17 @@ pub fn verdict(change: &Change, higher_is_better: bool) -> Verdict {
         (true, _, true) | (_, true, false) => Verdict::Faster,
         (true, _, false) | (_, true, true) => Verdict::Slower,
         _ => Verdict::NoSignificantChange,
+    }
+}
+
+/// The verdict once the report's p-values are adjusted together ([`multiple`]):
+/// faster or slower only when the 95% CI lies on one side of zero and the adjusted
+/// p-value `q` is below [`multiple::ALPHA`] (a NaN `q`: no adjustment).
+pub fn adjusted_verdict(change: &Change, q: f64, higher_is_better: bool) -> Verdict {
+    match verdict(change, higher_is_better) {
+        v @ (Verdict::Faster | Verdict::Slower) if q.is_nan() || q < multiple::ALPHA => v,
+        Verdict::Faster | Verdict::Slower => Verdict::NoSignificantChange,
+        other => other,
     }
 }
 
@@ -245,9 +279,21 @@ pub fn trend(order: &[f64], values: &[f64]) -> Option<Trend> {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
-    FewSamples { n: usize },
-    HighCv { cv: f64 },
-    Drift { slope_rel_per_run: f64, p: f64 },
+    FewSamples {
+        n: usize,
+    },
+    HighCv {
+        cv: f64,
+    },
+    Drift {
+        slope_rel_per_run: f64,
+        p: f64,
+    },
+    /// Runs drifted (as [`Warning::Drift`]) within `boots` of the `of` boots of a side.
+    DriftInBoots {
+        boots: usize,
+        of: usize,
+    },
 }
 
 impl Warning {
@@ -265,6 +311,9 @@ impl Warning {
                 slope_rel_per_run * 100.0,
                 format_p(*p)
             ),
+            Warning::DriftInBoots { boots, of } => {
+                format!("runs drift within {boots} of {of} boots (p < {DRIFT_ALPHA})")
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Results directories written by mmcab 0.1.0 stay readable: `mmcab report` and
-//! `mmcab compare` on them print and write exactly what 0.1.0 did.
+//! `mmcab compare` on them print and write what 0.1.0 did, but for the deliberate
+//! changes listed in tests/fixtures/results-v0.1-emmc.README.md.
 //!
 //! Fixtures: tests/fixtures/results-v0.1-emmc-boot1 and -boot2, recorded on the emulated
 //! eMMC by the 0.1.0 binary, and the outputs 0.1.0 gave for them in
@@ -12,9 +13,12 @@
 //! (tests/fixtures/qemu-emmc/info-v0.1-*), and a directory recorded now compares with
 //! one 0.1.0 recorded.
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/testbed.rs"]
 mod testbed;
 
+use cli::ok;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -29,6 +33,8 @@ fn expected(name: &str) -> PathBuf {
 fn mmcab(args: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mmcab"))
         .args(args)
+        // No calibration of the user's own boards takes part.
+        .env("MMCAB_CALIBRATION_DIR", "/nonexistent/mmcab-calibration")
         .output()
         .expect("run mmcab")
 }
@@ -81,22 +87,12 @@ fn golden(name: &str, actual: &str) {
     );
 }
 
-fn success_stdout(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "mmcab failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
 #[test]
 fn report_of_a_v0_1_results_dir_is_unchanged() {
     let tmp = tempfile::tempdir().expect("tempdir");
     for boot in ["boot1", "boot2"] {
         let dir = copy_fixture(tmp.path(), boot);
-        let text = success_stdout(mmcab(&[Path::new("report"), &dir]));
+        let text = ok(mmcab(&[Path::new("report"), &dir]));
         golden(&format!("report-{boot}.txt"), &text);
         assert_eq!(read(&dir.join("report/report.txt")), text, "{boot}");
         golden(
@@ -111,7 +107,7 @@ fn compare_of_two_v0_1_results_dirs_is_unchanged() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let a = copy_fixture(tmp.path(), "boot1");
     let b = copy_fixture(tmp.path(), "boot2");
-    let text = success_stdout(mmcab(&[Path::new("compare"), &a, &b]));
+    let text = ok(mmcab(&[Path::new("compare"), &a, &b]));
     golden("compare-boot1-vs-boot2.txt", &text);
     let out = a.join("report/compare-boot1-vs-boot2");
     assert_eq!(read(&out.join("report.txt")), text);
@@ -195,9 +191,49 @@ fn in_the_guest_info_is_what_v0_1_printed_and_new_results_compare_with_old() {
     // Recorded now: the 0.1.0 files plus the kernel evidence.
     assert_eq!(copy_files(&run.out_dir.join("ab"), &now), 7);
     assert!(now.join("evidence.csv").is_file() && now.join("request_sizes.csv").is_file());
-    let text = success_stdout(mmcab(&[Path::new("compare"), &old, &now]));
+    let text = ok(mmcab(&[Path::new("compare"), &old, &now]));
     assert!(
         text.contains("now/bus8 vs boot1/bus8:") && text.contains("now/bus4 vs boot1/bus4:"),
+        "{text}"
+    );
+}
+
+/// The new form takes 0.1.0 directories as boots: two boots per side (copies of the
+/// two 0.1.0 boots on both sides, an A/A comparison) are tested on their boot means,
+/// and one boot per side is shown without a verdict.
+#[test]
+fn v0_1_results_dirs_compare_as_boots() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = copy_fixture(tmp.path(), "boot1");
+    let b = copy_fixture(tmp.path(), "boot2");
+    let (a2, b2) = (
+        tmp.path().join("again-boot1"),
+        tmp.path().join("again-boot2"),
+    );
+    copy_files(&a, &a2);
+    copy_files(&b, &b2);
+    let vs = Path::new("--vs");
+    let text = ok(mmcab(&[Path::new("compare"), &a, &b, vs, &b2, &a2]));
+    assert!(text.contains("Boots are the unit"), "{text}");
+    assert!(
+        text.contains("base/bus8 (A)") && text.contains("2 x 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("new/bus8 vs base/bus8: +0.0% [")
+            && text.contains("2+2 boots: no significant change"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("faster") && !text.contains("slower"),
+        "{text}"
+    );
+    let out = a.join("report/compare-base-vs-new");
+    assert!(read(&out.join("summary.csv")).contains(",boot_means_welch,"));
+
+    let text = ok(mmcab(&[Path::new("compare"), &a, vs, &b]));
+    assert!(
+        text.contains("boot2/bus8 vs boot1/bus8: +29.6% (one boot per side: not tested)"),
         "{text}"
     );
 }

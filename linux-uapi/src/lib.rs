@@ -13,8 +13,10 @@
 //! - [`mmc_proto`]: command opcodes, CMD6 argument fields and R1 status bits from the
 //!   kernel-internal `include/linux/mmc/mmc.h`, transcribed by hand.
 //! - [`uring`]: a safe io_uring ring that owns the buffers it hands to the kernel (the
-//!   `unsafe` of mmcab's io_uring engine lives there). It and [`mmc`] need `std`; the
-//!   rest is `no_std`.
+//!   `unsafe` of mmcab's io_uring engine lives there).
+//! - [`sched`]: the calling thread's scheduling policy (SCHED_FIFO for the timing of
+//!   `mmcab probe`, and back). It, [`uring`] and [`mmc`] need `std`; the rest is
+//!   `no_std`.
 //!
 //! Every `unsafe` block carries a `// SAFETY:` comment (enforced by
 //! `clippy::undocumented_unsafe_blocks` in the workspace lints).
@@ -40,6 +42,7 @@ pub mod mmc_ioctl {
 pub mod mmc;
 pub mod mmc_core;
 pub mod mmc_proto;
+pub mod sched;
 pub mod uring;
 
 pub use mmc_ioctl::{mmc_ioc_cmd, mmc_ioc_multi_cmd, MMC_IOC_MAX_BYTES, MMC_IOC_MAX_CMDS};

@@ -9,17 +9,21 @@
 //! Imports point down: cli -> runner -> (knob, workload, record, plan) -> device; report
 //! reads record. Nothing below this module imports it.
 
+mod calibrate;
 mod info;
 mod knobs;
 pub mod output;
 mod probe;
+mod probe_flash;
 mod probe_packed;
 mod progress;
 mod report;
 mod run;
 pub mod tables;
+mod until_ci;
 mod values;
 
+pub use calibrate::CalibrateArgs;
 pub use info::InfoArgs;
 pub use knobs::KnobsArgs;
 pub use probe::ProbeArgs;
@@ -55,9 +59,12 @@ pub enum Command {
     Run(RunArgs),
     /// Compare the configs inside one results directory
     Report(ReportArgs),
-    /// Compare labelled results directories from different boots or kernels
+    /// Compare results directories from different boots or kernels (one per boot)
     Compare(CompareArgs),
-    /// Experiments that tell what a card does (packed writes, ...)
+    /// Store a board's boot-to-boot spread from A/A boots, for single-boot comparisons
+    Calibrate(CalibrateArgs),
+    /// Experiments that tell what a card does: packed writes, erase block size (align),
+    /// open allocation units (open-au)
     Probe(ProbeArgs),
 }
 
@@ -68,8 +75,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Info(a) => (false, a.json),
         Command::Knobs(a) => (false, a.json),
         Command::Run(a) => (a.quiet, a.json),
-        Command::Report(_) | Command::Compare(_) => (false, false),
-        Command::Probe(a) => (false, a.json()),
+        Command::Report(_) | Command::Compare(_) | Command::Calibrate(_) => (false, false),
+        Command::Probe(a) => (a.quiet(), a.json()),
     };
     let out = Arc::new(Output::new(quiet, json));
     let result = match &cli.command {
@@ -78,6 +85,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::execute(args, &out),
         Command::Report(args) => report::report(args, &out),
         Command::Compare(args) => report::compare(args, &out),
+        Command::Calibrate(args) => calibrate::execute(args, &out),
         Command::Probe(args) => probe::execute(args, &out),
     };
     match result {

@@ -117,6 +117,13 @@ impl Output {
         }
     }
 
+    /// `steps` fewer steps to go (runs skipped by `--until-ci`).
+    pub fn shrink_progress(&self, steps: u64) {
+        if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            bar.set_length(bar.length().unwrap_or(0).saturating_sub(steps));
+        }
+    }
+
     /// Take the bar off the screen.
     pub fn finish_progress(&self) {
         if let Some(bar) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {

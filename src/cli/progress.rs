@@ -55,6 +55,14 @@ impl Events for Output {
                     self.progress_line(&format!("  kernel: {}", evidence.summary()));
                 }
             }
+            Event::Converged { stop } => {
+                self.shrink_progress(stop.skipped_runs.into());
+                self.progress_line(&format!(
+                    "mmcab: {}: 95% CI +-{:.2}% after {} repetitions per config: its {} \
+                     remaining runs are skipped (--until-ci)",
+                    stop.workload, stop.half_width_pct, stop.repetitions, stop.skipped_runs
+                ))
+            }
             Event::Finish => self.finish_progress(),
             Event::Stopped {
                 mode,

@@ -60,6 +60,14 @@ pub struct RunArgs {
     /// Repetitions per config x workload (overrides the plan)
     #[arg(long)]
     pub repeat: Option<u32>,
+    /// Repeat each workload only until the 95% CI half-width of every config's mean is
+    /// at most PCT% of it (at least 3, at most --max-repeat repetitions; configs stop
+    /// together, interleaved order kept)
+    #[arg(long, value_name = "PCT")]
+    pub until_ci: Option<f64>,
+    /// Most repetitions per config x workload with --until-ci (default 10)
+    #[arg(long, value_name = "N")]
+    pub max_repeat: Option<u32>,
     /// Order of runs: interleaved (ABAB..), random (seeded) or blocked (AA..BB..)
     #[arg(long, value_enum, ignore_case = true)]
     pub order: Option<Order>,
@@ -117,6 +125,8 @@ impl From<&RunArgs> for RunOptions {
             configs: args.config.clone(),
             workloads: args.workload.clone(),
             scale_down: args.scale_down,
+            until_ci: args.until_ci,
+            max_repeat: args.max_repeat,
             force: args.force,
             dry_run: args.dry_run,
             no_evidence: args.no_evidence,
@@ -159,6 +169,9 @@ fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<ExitCode> {
                     out.json(&serde_json::json!({ "results_dir": dir, "runs": rows }))?;
                 } else {
                     out.print(&tables::summary_table(rows))?;
+                    if let Some(summary) = &done.adaptive {
+                        out.print(&super::until_ci::summary_text(summary))?;
+                    }
                     out.print(&format!(
                         "results: {}\nreport:  mmcab report {}\n",
                         dir.display(),
@@ -255,6 +268,22 @@ mod tests {
             (&["--repeat", "0"][..], "--repeat 0 is too small"),
             (&["--warmup", "5000"][..], "--warmup 5000 is more than 1000"),
             (&["--scale-down", "0"][..], "--scale-down 0 is too small"),
+            (
+                &["--until-ci", "0"][..],
+                "--until-ci 0: give the 95% CI half-width",
+            ),
+            (
+                &["--until-ci", "2", "--repeat", "5"][..],
+                "--until-ci stops each workload on its own",
+            ),
+            (
+                &["--max-repeat", "5"][..],
+                "--max-repeat 5 is the cap of --until-ci",
+            ),
+            (
+                &["--until-ci", "2", "--max-repeat", "20000"][..],
+                "--max-repeat 20000 is more than 10000",
+            ),
         ] {
             let args = run_args(&[&["/nonexistent/plan.toml", "--dry-run"][..], flags].concat());
             let err = RunOptions::from(&args).check().unwrap_err().to_string();

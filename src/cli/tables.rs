@@ -95,7 +95,7 @@ pub fn print_table(out: &mut dyn Write, results: &[WorkloadResult]) -> std::io::
             let jobs_with_it = w
                 .jobs
                 .iter()
-                .filter(|j| j.directions.iter().any(|x| x.direction == d.direction))
+                .filter(|j| j.in_group && j.directions.iter().any(|x| x.direction == d.direction))
                 .count();
             if jobs_with_it > 1 {
                 rows.push(row(&w.workload, GROUP_JOB, d));
@@ -246,6 +246,8 @@ mod tests {
                 ..Default::default()
             },
             bytes_per_second: vec![bytes / 2, bytes / 2],
+            bytes_per_bin: Vec::new(),
+            start_s: 0.0,
             latency_cdf: vec![],
         }
     }
@@ -260,11 +262,13 @@ mod tests {
                     job: "r.0".into(),
                     directions: vec![dir(Direction::Read, 4_096_000)],
                     verify: None,
+                    in_group: true,
                 },
                 JobResult {
                     job: "r.1".into(),
                     directions: vec![dir(Direction::Read, 4_096_000)],
                     verify: None,
+                    in_group: true,
                 },
                 JobResult {
                     job: "w".into(),
@@ -274,6 +278,7 @@ mod tests {
                         bad_blocks: 1,
                         first_bad: vec![(8192, "checksum mismatch".into())],
                     }),
+                    in_group: true,
                 },
             ],
             group: vec![
@@ -313,28 +318,10 @@ mod tests {
 
     fn run_row(run: u32, config: &str, warmup: bool, mb_per_s: f64) -> RunRow {
         RunRow {
-            run,
-            label: String::new(),
-            config: config.into(),
-            workload: "seq-read".into(),
-            repetition: run,
             warmup,
-            started_unix_s: 0.0,
-            job: GROUP_JOB.into(),
-            direction: Direction::Read,
-            bytes: 1,
-            ops: 1,
-            seconds: 1.0,
             mb_per_s,
             iops: 1.0,
-            lat_min_us: 0.0,
-            lat_mean_us: 0.0,
-            lat_p50_us: 0.0,
-            lat_p90_us: 0.0,
-            lat_p99_us: 0.0,
-            lat_p99_9_us: 0.0,
-            lat_max_us: 0.0,
-            verify_errors: 0,
+            ..RunRow::for_tests(run, config, "seq-read", Direction::Read)
         }
     }
 

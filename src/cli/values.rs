@@ -3,6 +3,7 @@
 //! own (the same words as in plan files, CSV and JSON).
 
 use crate::plan::matrix::Order;
+use crate::stats::multiple::Correction;
 use crate::workload::result::Direction;
 use crate::workload::spec::Engine;
 use clap::builder::PossibleValue;
@@ -47,6 +48,22 @@ impl ValueEnum for Engine {
     }
 }
 
+impl ValueEnum for Correction {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Correction::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let value =
+            PossibleValue::new(self.key()).help(format!("{}: {}", self.as_str(), self.controls()));
+        Some(match self {
+            // statsmodels' names for the same methods.
+            Correction::BenjaminiHochberg => value.aliases(["fdr_bh", "benjamini-hochberg"]),
+            Correction::Holm => value,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +100,13 @@ mod tests {
         assert_eq!(
             <Engine as ValueEnum>::from_str("psync", false),
             Ok(Engine::Sync)
+        );
+        for c in Correction::ALL {
+            assert_eq!(<Correction as ValueEnum>::from_str(c.key(), false), Ok(c));
+        }
+        assert_eq!(
+            <Correction as ValueEnum>::from_str("fdr_bh", false),
+            Ok(Correction::BenjaminiHochberg)
         );
     }
 }

@@ -7,7 +7,7 @@
 
 use super::spec::Plan;
 use crate::units::format_size;
-use crate::workload::spec::{JobSpec, Rw, WorkloadSpec};
+use crate::workload::spec::{JobSpec, WorkloadSpec};
 use anyhow::{bail, Result};
 use std::time::Duration;
 
@@ -30,7 +30,7 @@ pub const MAX_BUFFER_BYTES: u64 = 512 << 20;
 pub const MAX_SIZE: u64 = 1 << 50;
 /// `runtime`, `ramp_time`.
 pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
-/// Records of an `iozone-random` file (their permutation is held in memory).
+/// Records of an `iozone` / `iozone-random` file (their permutation is held in memory).
 pub const MAX_IOZONE_RECORDS: u64 = 1 << 24;
 
 /// `what` (e.g. "--repeat 0" or "`repetitions` = 0") must lie in `min..=max`.
@@ -158,13 +158,14 @@ fn check_job(job: &JobSpec) -> Result<()> {
             );
         }
     }
-    if job.rw == Rw::IozoneRandom {
+    if job.rw.is_iozone() {
         let records = job.size.unwrap_or(0) / job.bs.max(1);
         if records > MAX_IOZONE_RECORDS {
             bail!(
-                "rw = \"iozone-random\": `size` / `bs` = {records} records, more than \
+                "rw = \"{}\": `size` / `bs` = {records} records, more than \
                  {MAX_IOZONE_RECORDS} (their order is held in memory): use a larger `bs` or a \
-                 smaller `size`"
+                 smaller `size`",
+                job.rw.as_str()
             );
         }
     }

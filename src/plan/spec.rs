@@ -3,6 +3,7 @@
 
 use super::config::{ConfigSpec, KnobDecl};
 use super::matrix::Order;
+use super::sweep::SweepSpec;
 use crate::workload::spec::WorkloadSpec;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,9 @@ pub struct Plan {
     #[serde(default)]
     pub knob: Vec<KnobDecl>,
     pub workload: Vec<WorkloadSpec>,
+    /// Workloads charted against one job key (`[[sweep]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<SweepSpec>,
 }
 
 impl Plan {
@@ -56,6 +60,7 @@ impl Plan {
             }
             w.validate()?;
         }
+        super::sweep::validate_all(&self.sweep, &self.workload)?;
         let packs = |w: &WorkloadSpec| w.job.iter().any(crate::workload::ioctl::takes_packed);
         if let Some(c) = self.config.iter().find(|c| c.packed.is_some()) {
             if !self.workload.iter().any(packs) {

@@ -53,7 +53,41 @@ pub struct RunRow {
     pub verify_errors: u64,
 }
 
-/// One row of `series.csv`: bytes moved in one second of one run.
+#[cfg(test)]
+impl RunRow {
+    /// For tests: the group row of `run` (one I/O of one byte in one second, no
+    /// latencies, repetition = run); set what a test needs with `..`.
+    pub fn for_tests(run: u32, config: &str, workload: &str, direction: Direction) -> RunRow {
+        RunRow {
+            run,
+            label: String::new(),
+            config: config.into(),
+            workload: workload.into(),
+            repetition: run,
+            warmup: false,
+            started_unix_s: 0.0,
+            job: GROUP_JOB.into(),
+            direction,
+            bytes: 1,
+            ops: 1,
+            seconds: 1.0,
+            mb_per_s: 0.0,
+            iops: 0.0,
+            lat_min_us: 0.0,
+            lat_mean_us: 0.0,
+            lat_p50_us: 0.0,
+            lat_p90_us: 0.0,
+            lat_p99_us: 0.0,
+            lat_p99_9_us: 0.0,
+            lat_max_us: 0.0,
+            verify_errors: 0,
+        }
+    }
+}
+
+/// One row of `series.csv`: throughput in one bin of time of one run. Bins are 0.1 s
+/// and wider, as the run's length needs (at most 200 per run and direction); mmcab 0.1
+/// wrote whole seconds and no `start_s`/`width_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesRow {
     pub run: u32,
@@ -61,8 +95,27 @@ pub struct SeriesRow {
     pub workload: String,
     pub job: String,
     pub direction: Direction,
+    /// The whole second the bin starts in.
     pub second: u32,
+    /// Bytes of the bin / its width_s (whole seconds: / 1 s), in 10^6 B/s.
     pub mb_per_s: f64,
+    /// Start of the bin, seconds after the measured phase began.
+    #[serde(default)]
+    pub start_s: Option<f64>,
+    /// Time of the bin inside the direction's clock, seconds (a first or last bin may be
+    /// partial).
+    #[serde(default)]
+    pub width_s: Option<f64>,
+}
+
+impl SeriesRow {
+    /// (start, width) of the bin in seconds: whole seconds for rows without them.
+    pub fn bin(&self) -> (f64, f64) {
+        (
+            self.start_s.unwrap_or(f64::from(self.second)),
+            self.width_s.unwrap_or(1.0),
+        )
+    }
 }
 
 /// One row of `latency.csv`: a point of the latency CDF of one run.
@@ -120,6 +173,11 @@ pub struct Meta {
     /// `--scale-down` the sizes were divided by (None: 1, as written in the plan).
     #[serde(default)]
     pub scale_down: Option<u32>,
+    /// `--until-ci`: a config x workload stopped once the 95% CI half-width of its mean
+    /// was at most this percentage (`repetitions` is then `--max-repeat`); absent for a
+    /// fixed number of repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ci_pct: Option<f64>,
     pub started_unix_s: f64,
     /// Set when every run of the matrix has finished.
     pub finished_unix_s: Option<f64>,

@@ -199,16 +199,30 @@ pub fn rows_for(
             lat_max_us: d.latency.max_us,
             verify_errors,
         });
-        for (second, bytes) in d.bytes_per_second.iter().enumerate() {
-            series.push(SeriesRow {
-                run: key.run,
-                config: key.config.clone(),
-                workload: key.workload.clone(),
-                job: job.to_string(),
-                direction,
-                second: second as u32,
-                mb_per_s: *bytes as f64 / 1e6,
-            });
+        let row = |second: u32, bin: Option<(f64, f64)>, mb_per_s: f64| SeriesRow {
+            run: key.run,
+            config: key.config.clone(),
+            workload: key.workload.clone(),
+            job: job.to_string(),
+            direction,
+            second,
+            mb_per_s,
+            start_s: bin.map(|b| b.0),
+            width_s: bin.map(|b| b.1),
+        };
+        let bins = d.throughput_bins();
+        if bins.is_empty() {
+            // A result without the fine counts: whole seconds, as mmcab 0.1 recorded.
+            for (second, bytes) in d.bytes_per_second.iter().enumerate() {
+                series.push(row(second as u32, None, *bytes as f64 / 1e6));
+            }
+        }
+        for b in bins {
+            series.push(row(
+                b.start_s as u32,
+                Some((b.start_s, b.width_s)),
+                b.bytes as f64 / b.width_s / 1e6,
+            ));
         }
         for (percentile, latency_us) in &d.latency_cdf {
             latency.push(LatencyRow {
@@ -357,6 +371,8 @@ mod tests {
                 ..Default::default()
             },
             bytes_per_second: vec![mb * 500_000, mb * 500_000],
+            bytes_per_bin: Vec::new(),
+            start_s: 0.0,
             latency_cdf: vec![(50.0, 20.0), (99.0, 40.0)],
         };
         WorkloadResult {
@@ -366,6 +382,7 @@ mod tests {
                 job: "read".into(),
                 directions: vec![d.clone()],
                 verify: None,
+                in_group: true,
             }],
             group: vec![d],
             cpu_seconds: 0.5,

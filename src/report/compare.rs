@@ -1,21 +1,31 @@
-//! `mmcab compare DIR_A DIR_B ...`: results dirs from different boots or kernels, each
-//! dir's label (or its directory name) standing for a config. A dir with several configs
-//! contributes `label/config` for each. The first dir is the baseline.
+//! `mmcab compare`: results dirs from different boots or kernels, each dir one boot.
+//!
+//! - `mmcab compare BASE... --vs NEW...`: two sides of one or more boots each
+//!   ([`Sides::two`]), named after their common label;
+//! - `mmcab compare A B [C ...]`: each dir a side of one boot ([`Sides::each_dir`]),
+//!   named after its label (or its directory name).
+//!
+//! A side stands for a config; a dir with several configs contributes `side/config`
+//! for each, compared with the same config of the first side (the baseline). Changes are
+//! tested with boots as the unit ([`across`], [`crate::stats::boots`]): sides of one
+//! boot each are shown but not tested, unless a calibration of the board gives the
+//! boot-to-boot spread.
 //!
 //! Refused unless every dir measured the same device (CID manfid/oemid/name/serial and
 //! capacity, as recorded in meta.json; see [`device_identity`]) with the same plan
 //! (sha256); `--force` turns the
 //! refusal into warnings printed on stderr and at the end of the report.
-//! Output: `<first dir>/report/compare-<label>-vs-<label>.../`.
+//! Output: `<first dir>/report/compare-<side>-vs-<side>.../`.
 
+use super::across;
 use super::load::ResultsDir;
-use super::model::Report;
+use super::model::{Block, Boots, ConfigRow, Report};
 use super::results;
+use super::sides::relabel;
+pub use super::sides::{labels, out_dir, Sides};
 use crate::device::DeviceInfo;
-use crate::record::ConfigMeta;
+use crate::stats::boots::CalibratedSpread;
 use anyhow::{bail, Result};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 /// Fields that identify the measured device, as (name, value) pairs: for an MMC/SD
 /// card (meta.json `device`) the CID's manfid, oemid, name and serial and the
@@ -83,95 +93,19 @@ pub fn mismatches(dirs: &[ResultsDir]) -> Vec<String> {
     out
 }
 
-/// Unique labels, in argument order.
-pub fn labels(dirs: &[ResultsDir]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for (i, d) in dirs.iter().enumerate() {
-        let mut l = d.display_label();
-        if out.contains(&l) {
-            l = format!("{l}#{}", i + 1);
-        }
-        out.push(l);
-    }
-    out
-}
+/// The stored boot-to-boot spread for a (plan) config x workload x direction x metric.
+pub type CalibrationLookup<'a> = &'a dyn Fn(&str, &str, &str, &str) -> Option<CalibratedSpread>;
 
-/// `<first dir>/report/compare-<labels>`.
-pub fn out_dir(dirs: &[ResultsDir]) -> PathBuf {
-    let names: Vec<String> = labels(dirs)
-        .iter()
-        .map(|l| super::chart::file_stem(l))
-        .collect();
-    dirs[0]
-        .dir
-        .join(super::REPORT_DIR)
-        .join(format!("compare-{}", names.join("-vs-")))
-}
-
-/// Rename configs to labels and renumber runs so the dirs can be merged; also returns
-/// what each renamed config is compared with: the same config in the first dir (or the
-/// first dir's first config when it has no such config).
-fn relabel(dirs: &[ResultsDir]) -> (Vec<ResultsDir>, BTreeMap<String, String>) {
-    let labels = labels(dirs);
-    let mut offset = 0u32;
-    let mut out = Vec::new();
-    let mut pairs = BTreeMap::new();
-    let (first_configs, _) = results::configs_and_workloads(&dirs[0]);
-    let renamed = |label: &str, configs: &[String], c: &str| {
-        if configs.len() <= 1 {
-            label.to_string()
-        } else {
-            format!("{label}/{c}")
-        }
-    };
-    for (i, (d, label)) in dirs.iter().zip(&labels).enumerate() {
-        let (configs, _) = results::configs_and_workloads(d);
-        let name = |c: &str| renamed(label, &configs, c);
-        if i > 0 {
-            for c in &configs {
-                let base = if first_configs.contains(c) {
-                    c
-                } else {
-                    &first_configs[0]
-                };
-                pairs.insert(name(c), renamed(&labels[0], &first_configs, base));
-            }
-        }
-        let mut r = d.clone();
-        for row in &mut r.runs {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        for row in &mut r.series {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        for row in &mut r.latency {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        for row in &mut r.evidence {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        for row in &mut r.request_sizes {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        r.meta.configs = configs
-            .iter()
-            .map(|c| ConfigMeta {
-                name: name(c),
-                ..Default::default()
-            })
-            .collect();
-        offset = r.runs.iter().map(|x| x.run).max().unwrap_or(offset);
-        out.push(r);
-    }
-    (out, pairs)
-}
-
-pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir>)> {
+/// The comparison of `sides` (refused for unlike devices or plans unless `force`), its
+/// runs tested with boots as the unit; `calibration` stands in for the boot-to-boot
+/// spread of sides of one boot. Returns the report and the merged, renamed directories
+/// (for the charts).
+pub fn build(
+    sides: &Sides,
+    force: bool,
+    calibration: Option<CalibrationLookup>,
+) -> Result<(Report, Vec<ResultsDir>)> {
+    let dirs = &sides.dirs;
     let problems = mismatches(dirs);
     if !problems.is_empty() && !force {
         bail!(
@@ -180,16 +114,19 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
             problems.join("\n  ")
         );
     }
-    let (renamed, pairs) = relabel(dirs);
+    let relabelled = relabel(sides);
+    let renamed = &relabelled.dirs;
     let mut merged = renamed[0].clone();
     merged.runs = renamed
         .iter()
         .flat_map(|d| d.runs.iter().cloned())
         .collect();
-    merged.meta.configs = renamed
-        .iter()
-        .flat_map(|d| d.meta.configs.clone())
-        .collect();
+    merged.meta.configs = Vec::new();
+    for c in renamed.iter().flat_map(|d| &d.meta.configs) {
+        if !merged.meta.configs.iter().any(|m| m.name == c.name) {
+            merged.meta.configs.push(c.clone());
+        }
+    }
     merged.evidence = renamed.iter().flat_map(|d| d.evidence.clone()).collect();
     merged.request_sizes = renamed
         .iter()
@@ -204,20 +141,46 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
     }
     let (first_configs, _) = results::configs_and_workloads(&renamed[0]);
     let several = first_configs.len() > 1;
-    // With several configs per dir, A is the first dir as a whole.
+    // With several configs per dir, A is the first side as a whole.
     let baseline = if several {
-        labels(dirs)[0].clone()
+        sides.names[0].clone()
     } else {
         first_configs.first().cloned().unwrap_or_default()
     };
+    let pairs = &relabelled.pairs;
     let baseline_of = |c: &str| pairs.get(c).cloned();
     let mut report = results::build_with(&merged, &baseline, &baseline_of)?;
+    let last_run = &relabelled.last_run;
+    let boot_of = |run: u32| last_run.iter().position(|&last| run <= last);
+    let original = &relabelled.original;
+    let cal_of = |block: &Block, row: &ConfigRow| {
+        let lookup = calibration?;
+        lookup(
+            original.get(&row.config)?,
+            &block.workload,
+            &block.direction,
+            &block.metric.key,
+        )
+    };
+    across::apply(&mut report.blocks, &boot_of, &cal_of);
     if several {
         report.header.push((
             "Pairs".into(),
             format!("each config vs the same config of {baseline}"),
         ));
     }
+    describe(&mut report, sides);
+    report.notes = problems
+        .into_iter()
+        .map(|p| format!("COMPARED WITH --force: {p}"))
+        .collect();
+    Ok((report, relabelled.dirs))
+}
+
+/// Title, header and caption of a comparison: the devices, the kernels and the boots
+/// of each side.
+fn describe(report: &mut Report, sides: &Sides) {
+    let dirs = &sides.dirs;
     report.title = format!("mmcab compare: {}", dirs[0].meta.plan_name);
     let summaries: Vec<&str> = dirs
         .iter()
@@ -233,31 +196,61 @@ pub fn build(dirs: &[ResultsDir], force: bool) -> Result<(Report, Vec<ResultsDir
             *d = ("Devices".into(), per_label.join("; "));
         }
     }
-    let kernels: Vec<String> = dirs
-        .iter()
-        .zip(labels(dirs))
-        .map(|(d, l)| format!("{l} = {}", d.meta.kernel_release))
-        .collect();
+    let kernels = sides.kernels();
     if let Some(k) = report.header.iter_mut().find(|(k, _)| k == "Kernel") {
         *k = ("Kernels".into(), kernels.join("; "));
     }
+    let boots = sides.boot_names();
+    let mut n_text = report.n_text();
+    if sides.several_boots() {
+        let counts: Vec<String> = boots.iter().map(|(_, b)| b.len().to_string()).collect();
+        let (min, max) = runs_per_boot(report);
+        let per_boot = if min == max {
+            format!("{min}")
+        } else {
+            format!("{min}..{max}")
+        };
+        n_text = format!("{} boots x {per_boot} runs", counts.join("+"));
+        if let Some(r) = report.header.iter_mut().find(|(k, _)| k == "Runs") {
+            r.1 = format!(
+                "{} sides x {} workloads, {n_text} (warm-ups dropped)",
+                sides.names.len(),
+                dirs[0].meta.workloads.len(),
+            );
+        }
+        let listed: Vec<String> = boots
+            .iter()
+            .map(|(name, dirs)| format!("{name} = {}", dirs.join(", ")))
+            .collect();
+        report.header.push(("Boots".into(), listed.join("; ")));
+    }
     report.caption = format!(
-        "{} | Linux {} | {}",
+        "{} | Linux {} | {n_text}",
         device_name(&dirs[0].meta.device_summary),
         kernels.join(", "),
-        report.n_text()
     );
-    report.notes = problems
-        .into_iter()
-        .map(|p| format!("COMPARED WITH --force: {p}"))
-        .collect();
-    Ok((report, renamed))
+    report.boots = Some(Boots {
+        sides: boots,
+        calibration: None,
+    });
+}
+
+/// Fewest and most measured runs in one boot over all rows.
+fn runs_per_boot(report: &Report) -> (usize, usize) {
+    let spreads = report
+        .blocks
+        .iter()
+        .flat_map(|b| &b.rows)
+        .filter_map(|r| r.across.as_ref().map(|a| a.spread));
+    let min = spreads.clone().map(|s| s.min_runs).min().unwrap_or(0);
+    (min, spreads.map(|s| s.max_runs).max().unwrap_or(0))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::record::Meta;
+    use std::path::PathBuf;
 
     fn dir(name: &str, device: Option<DeviceInfo>, summary: &str) -> ResultsDir {
         ResultsDir {
@@ -352,25 +345,15 @@ mod tests {
         let mut other = card();
         other.identity.as_mut().unwrap().serial = 2;
         let b = dir("b", Some(other), "x");
-        let err = format!("{:#}", build(&[a, b], false).unwrap_err());
+        let err = format!(
+            "{:#}",
+            build(&Sides::each_dir(vec![a, b]), false, None).unwrap_err()
+        );
         assert!(
             err.contains("refusing to compare unlike with unlike")
                 && err.contains("device serial differs")
                 && err.contains("--force"),
             "{err}"
-        );
-    }
-
-    #[test]
-    fn labels_are_unique_and_name_the_output_dir() {
-        let mut a = dir("/r/a", None, "x");
-        a.meta.label = "v7".into();
-        let mut b = dir("/r/b", None, "x");
-        b.meta.label = "v7".into();
-        assert_eq!(labels(&[a.clone(), b.clone()]), vec!["v7", "v7#2"]);
-        assert_eq!(
-            out_dir(&[a, b]),
-            PathBuf::from("/r/a/report/compare-v7-vs-v7-2")
         );
     }
 }

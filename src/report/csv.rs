@@ -1,10 +1,14 @@
 //! `summary.csv`: tidy, one row per config x workload x direction x metric.
 //! Empty cells mean "not defined" (e.g. sd for n = 1, change for the baseline).
+//! `q` is `p` adjusted over the report (the verdict needs q < 0.05); the columns from
+//! `boots` on are filled across boots (`mmcab compare`): boots and runs per boot of the
+//! row's side, its spread (fractions of its mean), how the change was tested and the
+//! boots per side that would resolve it.
 
 use super::model::Report;
 use anyhow::Result;
 
-pub const HEADER: [&str; 21] = [
+pub const HEADER: [&str; 30] = [
     "config",
     "workload",
     "direction",
@@ -26,6 +30,15 @@ pub const HEADER: [&str; 21] = [
     "p",
     "verdict",
     "warnings",
+    "q",
+    "boots",
+    "runs_per_boot_min",
+    "runs_per_boot_max",
+    "boot_cv",
+    "run_cv",
+    "between_cv",
+    "model",
+    "boots_needed",
 ];
 
 fn num(v: f64) -> String {
@@ -47,7 +60,20 @@ pub fn render(report: &Report) -> Result<String> {
                 None => Default::default(),
             };
             let warnings: Vec<String> = r.warnings.iter().map(|w| w.message()).collect();
-            w.write_record([
+            let across: [String; 8] = match &r.across {
+                Some(a) => [
+                    a.spread.boots.to_string(),
+                    a.spread.min_runs.to_string(),
+                    a.spread.max_runs.to_string(),
+                    num(a.spread.boot_cv()),
+                    num(a.spread.run_cv()),
+                    num(a.spread.between_cv()),
+                    a.model.map_or(String::new(), |m| m.key().to_string()),
+                    a.boots_needed.map_or(String::new(), |m| m.to_string()),
+                ],
+                None => Default::default(),
+            };
+            let mut record = vec![
                 r.config.clone(),
                 b.workload.clone(),
                 b.direction.clone(),
@@ -71,7 +97,10 @@ pub fn render(report: &Report) -> Result<String> {
                     .map(|v| v.as_str().to_string())
                     .unwrap_or_default(),
                 warnings.join("; "),
-            ])?;
+                r.q.map_or(String::new(), num),
+            ];
+            record.extend(across);
+            w.write_record(record)?;
         }
     }
     Ok(String::from_utf8(w.into_inner()?)?)

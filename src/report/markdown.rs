@@ -9,15 +9,14 @@ pub fn render(report: &Report, charts: &[String]) -> String {
     for (key, value) in &report.header {
         out.push_str(&format!("- **{key}:** {value}\n"));
     }
-    out.push_str(&format!("- **Baseline (A):** {}\n", report.baseline));
-    if report.published {
-        out.push_str("- Single published values (n = 1): no spread, no CI, no p-value.\n");
-    } else {
-        out.push_str(
-            "- Change = (B - A) / A; 95% CI: Welch t interval of B - A divided by mean A; \
-             p: two-sided Welch t-test.\n",
-        );
+    for section in &report.setup {
+        out.push_str(&format!("- **{}**\n", section.title.trim_end_matches(':')));
+        for line in &section.lines {
+            out.push_str(&format!("  - {line}\n"));
+        }
     }
+    out.push_str(&format!("- **Baseline (A):** {}\n", report.baseline));
+    out.push_str(&format!("- {}\n", super::wording::method(report)));
     for b in &report.blocks {
         let better = if b.metric.higher_is_better {
             "higher"
@@ -29,10 +28,19 @@ pub fn render(report: &Report, charts: &[String]) -> String {
             b.title(),
             b.metric.unit
         ));
-        out.push_str(
-            "| config | n | mean | 95% CI | cv | change | 95% CI of change | p | verdict |\n",
-        );
-        out.push_str("|---|---:|---:|---|---:|---:|---|---:|---|\n");
+        // q only when the p-values were adjusted (not for published values).
+        let adjusted = report.correction.is_some();
+        let (q_head, q_rule) = if adjusted {
+            (" q |", "---:|")
+        } else {
+            ("", "")
+        };
+        out.push_str(&format!(
+            "| config | n | mean | 95% CI | cv | change | 95% CI of change | p |{q_head} verdict |\n"
+        ));
+        out.push_str(&format!(
+            "|---|---:|---:|---|---:|---:|---|---:|{q_rule}---|\n"
+        ));
         for r in &b.rows {
             let s = &r.summary;
             let ci = if s.ci_low.is_nan() {
@@ -44,6 +52,11 @@ pub fn render(report: &Report, charts: &[String]) -> String {
                 "-".to_string()
             } else {
                 format!("{:.1}%", s.cv * 100.0)
+            };
+            let q = if adjusted {
+                format!(" {} |", r.q.map_or(String::new(), format_p))
+            } else {
+                String::new()
             };
             let (change, change_ci, p, verdict) = match (r.change, r.verdict) {
                 (Some(c), Some(v)) => (
@@ -59,7 +72,7 @@ pub fn render(report: &Report, charts: &[String]) -> String {
                 _ => ("(A)".into(), String::new(), String::new(), String::new()),
             };
             out.push_str(&format!(
-                "| {} | {} | {} | {ci} | {cv} | {change} | {change_ci} | {p} | {verdict} |\n",
+                "| {} | {} | {} | {ci} | {cv} | {change} | {change_ci} | {p} |{q} {verdict} |\n",
                 r.config,
                 s.n,
                 format_value(s.mean)
@@ -72,9 +85,16 @@ pub fn render(report: &Report, charts: &[String]) -> String {
         }
     }
     out.push_str(&super::evidence::markdown(report));
-    if !report.notes.is_empty() {
+    if let Some(boots) = report.boots.as_ref().filter(|b| b.several()) {
+        super::text_boots::markdown(&mut out, report, boots);
+    }
+    let notes: Vec<String> = super::wording::notes(report)
+        .into_iter()
+        .chain(report.notes.iter().cloned())
+        .collect();
+    if !notes.is_empty() {
         out.push_str("\n## Notes\n\n");
-        for n in &report.notes {
+        for n in &notes {
             out.push_str(&format!("- {n}\n"));
         }
     }

@@ -3,23 +3,37 @@
 //! summary.csv, JSON and SVG/PNG charts, all written into one output directory.
 //!
 //! Module per output: [`text`] (mail), [`markdown`], [`csv`], [`json`], [`chart`];
-//! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`];
+//! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`].
+//! [`compare`] merges results dirs as boots, [`across`] tests their changes with boots
+//! as the unit, [`calibration`] stores a board's boot-to-boot spread, [`correction`]
+//! adjusts the p-values of a report together.
 //! [`evidence`] is the kernel evidence beside the numbers (mail lines, markdown section).
 
+pub mod across;
+pub mod calibration;
 pub mod chart;
 pub mod compare;
+pub mod correction;
 pub mod csv;
 pub mod evidence;
 pub mod json;
 pub mod load;
 pub mod markdown;
 pub mod model;
+pub mod probe;
 pub mod reference;
 pub mod results;
+pub mod setup;
+pub mod sides;
 pub mod text;
+mod text_boots;
+pub mod wording;
 
+use crate::stats::multiple::Correction;
 use anyhow::{Context, Result};
+use calibration::Calibration;
 use chart::ChartInput;
+use compare::Sides;
 use load::ResultsDir;
 use model::Report;
 use std::collections::HashSet;
@@ -32,15 +46,19 @@ pub const MARKDOWN_FILE: &str = "report.md";
 pub const SUMMARY_CSV: &str = "summary.csv";
 pub const JSON_FILE: &str = "report.json";
 
-/// Series and latency rows of measured runs only (warm-ups dropped).
+/// runs.csv, series and latency rows of measured runs only (warm-ups dropped).
 pub fn chart_input<'a>(report: &'a Report, dirs: &[&ResultsDir]) -> ChartInput<'a> {
     let mut input = ChartInput {
         report,
+        runs: Vec::new(),
         series: Vec::new(),
         latency: Vec::new(),
     };
     for d in dirs {
         let warm: HashSet<u32> = d.runs.iter().filter(|r| r.warmup).map(|r| r.run).collect();
+        input
+            .runs
+            .extend(d.runs.iter().filter(|r| !r.warmup).cloned());
         input
             .series
             .extend(d.series.iter().filter(|s| !warm.contains(&s.run)).cloned());
@@ -88,7 +106,15 @@ pub struct Written {
     pub forced: Vec<String>,
     /// Problems that did not stop the report.
     pub warnings: Vec<String>,
+    /// What was written there, for the user.
+    pub files: &'static str,
 }
+
+/// The files of a report of results (`Written::files`).
+pub const RESULTS_FILES: &str =
+    "report.txt, report.md, summary.csv, report.json, charts *.svg/*.png";
+/// The files of a probe's report.
+pub const PROBE_FILES: &str = "report.txt, charts *.svg/*.png";
 
 /// Write every output into `out`; returns the mail text.
 pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
@@ -99,7 +125,10 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
         )
     })?;
     remove_old_charts(out)?;
-    let report = input.report;
+    // Why a chart is missing belongs to the report's notes.
+    let mut report = input.report.clone();
+    report.notes.extend(chart::throughput_notes(input));
+    let report = &report;
     let mail = text::render(report);
     let charts = chart::render_all(input, out)?;
     let pngs: Vec<String> = charts
@@ -126,42 +155,136 @@ pub fn report_dir(dir: &Path) -> PathBuf {
 }
 
 /// `mmcab report PATH`: the configs of one results directory against `baseline` (default:
-/// the plan's first), or the numbers of a reference CSV (results/reference/*.csv).
-pub fn report(path: &Path, baseline: Option<&str>) -> Result<Written> {
-    let (mail, dir) = if path.is_file() {
+/// the plan's first), the numbers of a reference CSV (results/reference/*.csv), a
+/// probe's directory (`mmcab probe`), or published flashbench output (a text file).
+pub fn report(path: &Path, baseline: Option<&str>, correction: Correction) -> Result<Written> {
+    let (mail, dir, files) = if path.is_file() && probe::is_flashbench_text(path) {
+        let (mail, dir) = probe::report_published(path)?;
+        (mail, dir, PROBE_FILES)
+    } else if path.is_file() {
         let out = reference::default_out_dir(path);
-        (reference::generate(path, &out, baseline)?, out)
+        (
+            reference::generate(path, &out, baseline)?,
+            out,
+            RESULTS_FILES,
+        )
+    } else if crate::probe::record::is_probe_dir(path) {
+        (probe::report_dir(path)?, path.to_path_buf(), PROBE_FILES)
     } else {
         let dir = load::load(path)?;
-        let report = results::build(&dir, baseline)?;
+        let mut report = results::build(&dir, baseline)?;
+        correction::apply(&mut report, correction);
         let out = report_dir(path);
-        (write_outputs(&chart_input(&report, &[&dir]), &out)?, out)
+        let mail = write_outputs(&chart_input(&report, &[&dir]), &out)?;
+        (mail, out, RESULTS_FILES)
     };
     Ok(Written {
         mail,
         dir,
         forced: Vec::new(),
         warnings: warnings(),
+        files,
     })
 }
 
-/// `mmcab compare DIR_A DIR_B ...`: labelled results directories against the first;
-/// `force` compares different devices or plans (the differences are returned).
-pub fn compare(paths: &[PathBuf], force: bool) -> Result<Written> {
-    let dirs = paths
-        .iter()
-        .map(|d| load::load(d))
-        .collect::<Result<Vec<_>>>()?;
-    let (report, renamed) = compare::build(&dirs, force)?;
-    let out = compare::out_dir(&dirs);
+/// What `mmcab compare` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    /// The baseline's boots (`BASE_DIR...`), or with an empty `new`, every directory
+    /// of the form `compare A B [C ...]` (each its own side of one boot).
+    pub base: Vec<PathBuf>,
+    /// `--vs NEW_DIR...`.
+    pub new: Vec<PathBuf>,
+    /// Compare different devices or plans (the differences are returned).
+    pub force: bool,
+    pub correction: Correction,
+    /// `--calibration FILE` for sides of one boot.
+    pub calibration: Option<PathBuf>,
+    /// Where `mmcab calibrate` stores calibrations (looked up by device and plan).
+    pub calibration_store: Option<PathBuf>,
+}
+
+/// `mmcab compare`: results directories as boots (see [`compare`](mod@compare)).
+pub fn compare(opts: &CompareOptions) -> Result<Written> {
+    let load_all =
+        |paths: &[PathBuf]| -> Result<Vec<_>> { paths.iter().map(|d| load::load(d)).collect() };
+    let sides = if opts.new.is_empty() {
+        Sides::each_dir(load_all(&opts.base)?)
+    } else {
+        Sides::two(load_all(&opts.base)?, load_all(&opts.new)?)
+    };
+    let mut warned = warnings();
+    // Only a pair of single boots uses a calibration.
+    let single = |side: usize| sides.of(side).count() == 1;
+    let wanted = single(0) && (1..sides.names.len()).any(single);
+    let calibration: Option<(PathBuf, Calibration)> = if wanted {
+        calibration::find(
+            &sides.dirs[0],
+            opts.calibration.as_deref(),
+            opts.calibration_store.as_deref(),
+        )?
+    } else {
+        if let Some(path) = &opts.calibration {
+            warned.push(format!(
+                "calibration {} not used: it stands in only for sides of one boot",
+                path.display()
+            ));
+        }
+        None
+    };
+    let lookup = |c: &str, w: &str, d: &str, m: &str| {
+        calibration
+            .as_ref()
+            .and_then(|(_, cal)| cal.lookup(c, w, d, m))
+    };
+    let (mut report, renamed) = compare::build(
+        &sides,
+        opts.force,
+        calibration
+            .as_ref()
+            .map(|_| &lookup as compare::CalibrationLookup),
+    )?;
+    if let (Some(boots), Some((path, cal))) = (report.boots.as_mut(), &calibration) {
+        boots.calibration = Some(cal.describe(path));
+        report
+            .header
+            .push(("Calibration".into(), cal.describe(path)));
+    }
+    correction::apply(&mut report, opts.correction);
+    let out = compare::out_dir(&sides);
     let refs: Vec<&ResultsDir> = renamed.iter().collect();
     let mail = write_outputs(&chart_input(&report, &refs), &out)?;
     Ok(Written {
         mail,
         dir: out,
         forced: report.notes.clone(),
-        warnings: warnings(),
+        warnings: warned,
+        files: RESULTS_FILES,
     })
+}
+
+/// `mmcab calibrate DIR...`: the boot-to-boot spread of A/A boots, written to `out`, or
+/// into `store` under the name of the device and plan. Returns where it went.
+pub fn calibrate(
+    dirs: &[PathBuf],
+    out: Option<&Path>,
+    store: Option<&Path>,
+) -> Result<(PathBuf, Calibration)> {
+    let loaded = dirs
+        .iter()
+        .map(|d| load::load(d))
+        .collect::<Result<Vec<_>>>()?;
+    let cal = calibration::build(&loaded)?;
+    let path = match (out, store) {
+        (Some(out), _) => out.to_path_buf(),
+        (None, Some(store)) => store.join(calibration::file_name(&loaded[0])),
+        (None, None) => anyhow::bail!(
+            "no place to store the calibration: give --out FILE (or set HOME or \
+             MMCAB_CALIBRATION_DIR)"
+        ),
+    };
+    calibration::save(&cal, &path)?;
+    Ok((path, cal))
 }
 
 /// Problems met while writing charts.

@@ -2,6 +2,9 @@
 //! with its summary, its change against the baseline and its warnings. Every output
 //! (text, markdown, csv, json, charts) renders this one structure.
 
+use crate::plan::sweep::SweepOver;
+use crate::stats::boots::{Model, Spread};
+use crate::stats::multiple::Correction;
 use crate::stats::{self, Change, Summary, Verdict, Warning};
 use serde::Serialize;
 
@@ -39,7 +42,34 @@ pub struct ConfigRow {
     /// Against the baseline; None for the baseline itself or when it has no values.
     pub change: Option<Change>,
     pub verdict: Option<Verdict>,
+    /// The p-value of `change` adjusted over the whole report ([`Report::correction`]);
+    /// None when there is no test.
+    pub q: Option<f64>,
+    /// Across boots (`mmcab compare`): this side's runs grouped by boot.
+    pub across: Option<Across>,
     pub warnings: Vec<Warning>,
+}
+
+impl ConfigRow {
+    /// Mean and 95% CI as charts show them: across boots (the boot means) when the row
+    /// has several boots, else over its runs. The CI is NaN when there is none.
+    pub fn mean_ci(&self) -> (f64, f64, f64) {
+        match &self.across {
+            Some(a) if a.spread.boots > 1 => (a.spread.mean, a.spread.ci_low, a.spread.ci_high),
+            _ => (self.summary.mean, self.summary.ci_low, self.summary.ci_high),
+        }
+    }
+}
+
+/// A row of a comparison across boots: its spread, and how its change was tested.
+#[derive(Debug, Clone, Serialize)]
+pub struct Across {
+    pub spread: Spread,
+    /// None for a baseline.
+    pub model: Option<Model>,
+    /// Boots per side that would resolve a change of this size (95% CI clear of 0
+    /// with 80% power), from the boot-to-boot spread the test used; None when unknown.
+    pub boots_needed: Option<u32>,
 }
 
 /// One workload x direction x metric.
@@ -55,7 +85,19 @@ pub struct Block {
     pub block_size_bytes: Option<u64>,
     /// Sweep this block belongs to (charted against block size), if any.
     pub sweep: Option<String>,
+    /// Every sweep this block is a point of, with its x value (what the sweep charts
+    /// draw): the plan's `[[sweep]]` tables, or `sweep` at `block_size_bytes`.
+    pub sweeps: Vec<SweepPoint>,
     pub rows: Vec<ConfigRow>,
+}
+
+/// A block's place in one sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    pub sweep: String,
+    /// The job key on the x axis.
+    pub over: SweepOver,
+    pub x: f64,
 }
 
 impl Block {
@@ -69,6 +111,14 @@ impl Block {
     }
 }
 
+/// A titled list of lines after the header: what was run (configs with their bus
+/// settings, workloads with their parameters).
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupSection {
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -76,6 +126,8 @@ pub struct Report {
     pub title: String,
     /// `Key: value` lines after the title (device, kernel, plan, runs).
     pub header: Vec<(String, String)>,
+    /// What was run, after the header (empty for published numbers).
+    pub setup: Vec<SetupSection>,
     /// One line for chart captions: device, kernel, n.
     pub caption: String,
     pub configs: Vec<String>,
@@ -89,6 +141,29 @@ pub struct Report {
     /// with evidence.csv only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<super::evidence::EvidenceBlock>,
+    /// How the p-values were adjusted together; None until they are (and for
+    /// published values, which have none).
+    pub correction: Option<Correction>,
+    /// Number of tests adjusted together.
+    pub tests: usize,
+    /// Set when the report compares results directories as boots.
+    pub boots: Option<Boots>,
+}
+
+/// The boots of a comparison across boots.
+#[derive(Debug, Clone, Serialize)]
+pub struct Boots {
+    /// Each side's name and its boots (results directory names), base first.
+    pub sides: Vec<(String, Vec<String>)>,
+    /// The stored calibration used for one-boot sides, described for the header.
+    pub calibration: Option<String>,
+}
+
+impl Boots {
+    /// Whether some side has more than one boot (the report then shows boot spreads).
+    pub fn several(&self) -> bool {
+        self.sides.iter().any(|(_, b)| b.len() > 1)
+    }
 }
 
 impl Report {
@@ -171,6 +246,8 @@ pub fn rows_for(
                 baseline,
                 summary: stats::summarize(&values),
                 verdict: change.map(|c| stats::verdict(&c, metric.higher_is_better)),
+                q: None,
+                across: None,
                 warnings: if values.len() > 1 {
                     stats::warnings(&runs, &values)
                 } else {
@@ -200,6 +277,16 @@ pub fn format_value(v: f64) -> String {
         3
     };
     format!("{v:.decimals$}")
+}
+
+/// A fraction as a percentage with one decimal and no sign (`12.3`), `-` when not a
+/// number.
+pub fn format_percent(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.1}", v * 100.0)
+    } else {
+        "-".to_string()
+    }
 }
 
 /// A relative change as a signed percentage.

@@ -9,8 +9,9 @@
 //! `mmcab report results/reference/X.csv` writes the report into
 //! `results/reference/X/`.
 
-use super::model::{against, rows_for, Block, Metric, Report};
+use super::model::{against, rows_for, Block, Metric, Report, SweepPoint};
 use super::{chart, write_outputs};
+use crate::plan::sweep::SweepOver;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -93,10 +94,19 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
                 .iter()
                 .map(|(i, r)| (r.config.clone(), *i as f64, r.value))
                 .collect();
+            let sweep = first.sweep.clone().filter(|s| !s.is_empty());
             Block {
                 headline: first.headline,
                 block_size_bytes: first.block_size_bytes,
-                sweep: first.sweep.clone().filter(|s| !s.is_empty()),
+                sweeps: match (&sweep, first.block_size_bytes) {
+                    (Some(name), Some(x)) => vec![SweepPoint {
+                        sweep: name.clone(),
+                        over: SweepOver::Bs,
+                        x: x as f64,
+                    }],
+                    _ => Vec::new(),
+                },
+                sweep,
                 rows: rows_for(&configs, &against(&baseline), &metric, &samples),
                 workload,
                 direction,
@@ -134,6 +144,7 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         evidence: Vec::new(),
         title: "Published numbers as an mmcab report (single values, n = 1)".to_string(),
         header,
+        setup: Vec::new(),
         caption: format!(
             "{short_device} | as published {} | n = 1 (single published values)",
             dates.join(", ")
@@ -143,6 +154,9 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         published: true,
         blocks,
         notes: unique(rows.iter().map(|r| r.notes.as_str())),
+        correction: None,
+        tests: 0,
+        boots: None,
     })
 }
 
@@ -161,6 +175,7 @@ pub fn generate(csv: &Path, out: &Path, baseline: Option<&str>) -> Result<String
     let report = build(&rows, baseline)?;
     let input = chart::ChartInput {
         report: &report,
+        runs: Vec::new(),
         series: Vec::new(),
         latency: Vec::new(),
     };

@@ -7,12 +7,16 @@
 //! summary.csv, report.json and report.md, and both are charted for sweeps. Mean and p99 completion latency
 //! (lower is better) go to markdown, summary.csv and report.json, not to the mail text.
 //!
-//! Sweeps: workloads named `<stem>-<size>` (`randread-4k`, `randread-64k`; size as in
-//! plan files) with at least two sizes form the sweep `<stem>`, charted against block
-//! size.
+//! Sweeps: the plan's `[[sweep]]` tables (see [`crate::plan::sweep`]), x values from
+//! the plan's jobs. A results directory whose plan declares none (recorded by mmcab 0.1,
+//! or a plan without `[[sweep]]`) keeps the rule mmcab 0.1 reported it with: workloads
+//! named `<stem>-<size>` (`randread-4k`, `randread-64k`) with at least two sizes form
+//! the sweep `<stem>` against block size.
 
 use super::load::ResultsDir;
-use super::model::{against, rows_for, BaselineOf, Block, Metric, Report};
+use super::model::{against, rows_for, BaselineOf, Block, Metric, Report, SweepPoint};
+use crate::plan::spec::Plan;
+use crate::plan::sweep::SweepOver;
 use crate::record::{RunRow, GROUP_JOB};
 use crate::workload::result::Direction;
 use anyhow::{bail, Result};
@@ -96,6 +100,7 @@ pub fn blocks(
     baseline_of: BaselineOf,
 ) -> Vec<Block> {
     let rows = measured(dir);
+    let declared = declared_sweeps(dir);
     let sweep_sizes: BTreeMap<String, usize> = workloads
         .iter()
         .filter_map(|w| sweep_point(w))
@@ -121,8 +126,26 @@ pub fn blocks(
                 f64::NAN
             };
             let small = io_size <= IOPS_MAX_IO_BYTES;
-            let sweep = sweep_point(workload)
-                .filter(|(stem, _)| sweep_sizes.get(stem).copied().unwrap_or(0) >= 2);
+            let sweep = match &declared {
+                Some(_) => None,
+                None => sweep_point(workload)
+                    .filter(|(stem, _)| sweep_sizes.get(stem).copied().unwrap_or(0) >= 2),
+            };
+            let points: Vec<SweepPoint> = match &declared {
+                Some(points) => points
+                    .iter()
+                    .filter(|(w, _)| w == workload)
+                    .map(|(_, p)| p.clone())
+                    .collect(),
+                None => sweep
+                    .iter()
+                    .map(|(stem, bs)| SweepPoint {
+                        sweep: stem.clone(),
+                        over: SweepOver::Bs,
+                        x: *bs as f64,
+                    })
+                    .collect(),
+            };
             let metrics: [(Metric, bool, Getter); 4] = [
                 (Metric::new("mb_per_s", "MB/s", true), !small, |r| {
                     r.mb_per_s
@@ -151,7 +174,8 @@ pub fn blocks(
                             None
                         },
                     ),
-                    sweep: sweep.as_ref().map(|(stem, _)| stem.clone()),
+                    sweep: points.first().map(|p| p.sweep.clone()),
+                    sweeps: points.clone(),
                     rows: rows_for(configs, baseline_of, &metric, &samples),
                     metric,
                 });
@@ -159,6 +183,31 @@ pub fn blocks(
         }
     }
     out
+}
+
+/// (workload, point) of every `[[sweep]]` of the plan recorded in meta.json; None when
+/// the plan declares none (or its text is not a plan).
+fn declared_sweeps(dir: &ResultsDir) -> Option<Vec<(String, SweepPoint)>> {
+    let plan: Plan = toml::from_str(&dir.meta.plan_text).ok()?;
+    if plan.sweep.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for s in &plan.sweep {
+        for name in &s.workloads {
+            if let Some(x) = plan.workload(name).and_then(|w| s.x_of(w)) {
+                out.push((
+                    name.clone(),
+                    SweepPoint {
+                        sweep: s.name.clone(),
+                        over: s.over,
+                        x: x as f64,
+                    },
+                ));
+            }
+        }
+    }
+    Some(out)
 }
 
 fn short_sha(sha: &str) -> &str {
@@ -210,6 +259,10 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
                 ),
             ),
         ],
+        setup: vec![
+            super::setup::config_section(meta, &configs),
+            super::setup::workload_section(meta, &workloads),
+        ],
         caption: String::new(),
         blocks: blocks(dir, &configs, &workloads, baseline_of),
         evidence: super::evidence::build(dir, &configs, &workloads),
@@ -217,6 +270,9 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         baseline,
         published: false,
         notes: Vec::new(),
+        correction: None,
+        tests: 0,
+        boots: None,
     };
     report.header.push((
         "Runs".into(),
@@ -278,5 +334,52 @@ mod tests {
         assert!(sweep.iter().all(|s| s == "randread") && sweep.len() == 12);
         assert_eq!(r.baseline, "max-sectors-512k");
         assert_eq!(r.n_range(), (5, 5), "warm-ups are dropped");
+    }
+
+    /// A plan's [[sweep]] tables decide the sweeps, with x from the plan's jobs; the
+    /// workload names are not parsed (no `randread` sweep from `randread-4k` then).
+    #[test]
+    fn declared_sweeps_replace_the_name_rule() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
+        let mut d = super::super::load::load(&dir).expect("fixture");
+        let mut plan = String::from("name = \"p\"\n");
+        for (w, bs, qd) in [
+            ("seq-write", "1M", 1),
+            ("seq-read", "1M", 1),
+            ("randread-4k", "4k", 1),
+            ("randread-16k", "4k", 4),
+            ("randread-64k", "4k", 16),
+        ] {
+            plan.push_str(&format!(
+                "[[workload]]\nname = \"{w}\"\n[[workload.job]]\nname = \"j\"\nrw = \"randread\"\n\
+                 bs = \"{bs}\"\nengine = \"io_uring\"\niodepth = {qd}\n"
+            ));
+        }
+        plan.push_str(
+            "[[sweep]]\nname = \"by-depth\"\nover = \"iodepth\"\n\
+             workloads = [\"randread-4k\", \"randread-16k\", \"randread-64k\"]\n",
+        );
+        d.meta.plan_text = plan;
+        let r = build(&d, None).expect("build");
+        let points: Vec<(String, f64)> = r
+            .blocks
+            .iter()
+            .filter(|b| b.metric.key == "iops")
+            .flat_map(|b| b.sweeps.iter().map(|p| (b.workload.clone(), p.x)))
+            .collect();
+        assert_eq!(
+            points,
+            [
+                ("randread-4k".to_string(), 1.0),
+                ("randread-16k".to_string(), 4.0),
+                ("randread-64k".to_string(), 16.0)
+            ]
+        );
+        assert!(r
+            .blocks
+            .iter()
+            .flat_map(|b| &b.sweeps)
+            .all(|p| p.sweep == "by-depth" && p.over == SweepOver::Iodepth));
     }
 }

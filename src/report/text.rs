@@ -2,17 +2,34 @@
 //! Only headline blocks (see `results.rs`) are shown; every line is checked for width.
 
 use super::model::{format_pct, format_value, Block, Report};
-use crate::stats::{format_p, Verdict};
+use super::wording;
 
 /// Widest line the mail text may have.
 pub const MAX_COLUMNS: usize = 72;
 const NAME_COLUMNS: usize = 20;
 
+/// Words of `text`, with `a = b` kept together (`p = 0.019,`, `n = 5:`).
+fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut tokens = text.split_whitespace().peekable();
+    while let Some(token) = tokens.next() {
+        match (out.last_mut(), tokens.peek()) {
+            (Some(last), Some(next)) if token == "=" => {
+                *last = format!("{last} = {next}");
+                tokens.next();
+            }
+            _ => out.push(token.to_string()),
+        }
+    }
+    out
+}
+
 /// Word-wrap `text` to [`MAX_COLUMNS`]; continuation lines get `indent` spaces more.
-fn wrap(out: &mut String, first_indent: usize, indent: usize, text: &str) {
+pub(super) fn wrap(out: &mut String, first_indent: usize, indent: usize, text: &str) {
     let mut line = " ".repeat(first_indent);
     let mut empty = true;
-    for word in text.split_whitespace() {
+    for word in words(text) {
+        let word = word.as_str();
         if !empty && line.len() + 1 + word.len() > MAX_COLUMNS {
             out.push_str(line.trim_end());
             out.push('\n');
@@ -43,7 +60,7 @@ pub fn ascii(text: &str) -> String {
 /// Widest config column of the measured table (the other columns take 38).
 const MAX_NAME_COLUMNS: usize = 34;
 
-fn cut(name: &str, width: usize) -> String {
+pub(super) fn cut(name: &str, width: usize) -> String {
     if name.len() > width {
         format!("{}~", &name[..width - 1])
     } else {
@@ -87,6 +104,35 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
         .max()
         .unwrap_or(0)
         .clamp(NAME_COLUMNS, MAX_NAME_COLUMNS);
+    if report.boots.as_ref().is_some_and(|b| b.several()) {
+        super::text_boots::table(out, report, block, name_w);
+    } else {
+        runs_table(out, report, block, name_w);
+    }
+    for row in &block.rows {
+        let base = row
+            .baseline
+            .as_deref()
+            .and_then(|b| block.rows.iter().find(|r| r.config == b));
+        if let Some(line) = wording::change_line(row, &versus(report, row), base) {
+            wrap(out, 2, 4, &ascii(&line));
+        }
+    }
+    for row in &block.rows {
+        for w in &row.warnings {
+            wrap(
+                out,
+                2,
+                4,
+                &format!("! {}: {}", ascii(&row.config), w.message()),
+            );
+        }
+    }
+    super::evidence::mail_lines(out, report, &block.workload, &block.direction);
+}
+
+/// One row per config: mean, 95% CI half-width, CV and n of its runs.
+fn runs_table(out: &mut String, report: &Report, block: &Block, name_w: usize) {
     out.push_str(&format!(
         "  {:<name_w$} {:>11} {:>11} {:>6} {:>4}\n",
         "config", "mean", "95% CI +-", "cv%", "n",
@@ -112,44 +158,6 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
             s.n,
         ));
     }
-    for row in &block.rows {
-        let Some(change) = row.change else { continue };
-        let line = match row.verdict {
-            Some(Verdict::NotTested) | None => format!(
-                "{} vs {}: {} (n = {}; single values: no CI, no p)",
-                ascii(&row.config),
-                versus(report, row),
-                format_pct(change.rel),
-                row.summary.n
-            ),
-            Some(v) => format!(
-                "{} vs {}: {} [{}, {}], p {}, n = {}: {}",
-                ascii(&row.config),
-                versus(report, row),
-                format_pct(change.rel),
-                format_pct(change.ci_low),
-                format_pct(change.ci_high),
-                match format_p(change.p) {
-                    p if p.starts_with('<') => p,
-                    p => format!("= {p}"),
-                },
-                row.summary.n,
-                v.as_str()
-            ),
-        };
-        wrap(out, 2, 4, &line);
-    }
-    for row in &block.rows {
-        for w in &row.warnings {
-            wrap(
-                out,
-                2,
-                4,
-                &format!("! {}: {}", ascii(&row.config), w.message()),
-            );
-        }
-    }
-    super::evidence::mail_lines(out, report, &block.workload, &block.direction);
 }
 
 /// A published value as written in the source (shortest form, no added digits).
@@ -393,19 +401,18 @@ pub fn render(report: &Report) -> String {
     for (key, value) in &report.header {
         wrap(&mut out, 0, 8, &ascii(&format!("{key}: {value}")));
     }
-    let method = if report.published {
-        format!(
-            "A = {}. Single published values (n = 1): shown as published, \
-             no spread, no CI, no p-value.",
-            report.baseline
-        )
-    } else {
-        format!(
-            "A = {} (baseline). Change = (B - A) / A; 95% CI: Welch t interval \
-             of B - A divided by mean A; p: two-sided Welch t-test.",
-            report.baseline
-        )
-    };
+    for section in &report.setup {
+        wrap(&mut out, 0, 2, &ascii(&section.title));
+        for line in &section.lines {
+            wrap(&mut out, 2, 4, &ascii(line));
+        }
+    }
+    let method = format!(
+        "A = {}{}. {}",
+        report.baseline,
+        if report.published { "" } else { " (baseline)" },
+        wording::method(report)
+    );
     wrap(&mut out, 0, 0, &ascii(&method));
     if report.published {
         published_tables(&mut out, report);
@@ -415,9 +422,13 @@ pub fn render(report: &Report) -> String {
             block_text(&mut out, report, block);
         }
     }
-    if !report.notes.is_empty() {
+    let notes: Vec<String> = wording::notes(report)
+        .into_iter()
+        .chain(report.notes.iter().cloned())
+        .collect();
+    if !notes.is_empty() {
         out.push('\n');
-        for note in &report.notes {
+        for note in &notes {
             wrap(&mut out, 0, 2, &ascii(&format!("- {note}")));
         }
     }
@@ -439,6 +450,20 @@ mod tests {
             .nth(1)
             .expect("wrapped")
             .starts_with("      word"));
+    }
+
+    #[test]
+    fn wrap_keeps_assignments_together() {
+        let mut out = String::new();
+        let text = format!("{} p = 0.019, q = 0.127, n = 5: slower", "x".repeat(50));
+        wrap(&mut out, 2, 4, &text);
+        assert_eq!(
+            out,
+            format!(
+                "  {} p = 0.019,\n      q = 0.127, n = 5: slower\n",
+                "x".repeat(50)
+            )
+        );
     }
 
     #[test]

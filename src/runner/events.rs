@@ -1,6 +1,7 @@
 //! What the runner reports while it works, as typed events; the command line turns them
 //! into progress lines, a progress bar and warnings ([`Events`] is implemented there).
 
+use super::adaptive::WorkloadStop;
 use super::Mode;
 use crate::evidence::RunEvidence;
 use crate::knob::guard::GuardEvent;
@@ -47,6 +48,8 @@ pub enum Event<'a> {
         result: &'a WorkloadResult,
         evidence: Option<&'a RunEvidence>,
     },
+    /// `--until-ci`: a workload met the target; its remaining runs are skipped.
+    Converged { stop: &'a WorkloadStop },
     /// No more runs (all done, stopped or failed); the knobs are restored next.
     Finish,
     /// Stopped by a signal after `done` of `total` runs; recorded runs are in `dir`.

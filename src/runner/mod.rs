@@ -15,6 +15,7 @@
 //! It takes typed [`RunOptions`] (the command line converts its arguments), prints
 //! nothing, and returns an [`Outcome`] for the caller to show.
 
+pub mod adaptive;
 pub mod events;
 mod evidence;
 mod knobs;
@@ -60,6 +61,12 @@ pub struct RunOptions {
     pub workloads: Vec<String>,
     /// Divide every job's sizes by this.
     pub scale_down: Option<u32>,
+    /// `--until-ci PCT`: stop a workload once the 95% CI half-width of each config's
+    /// mean is at most PCT% ([`adaptive`]).
+    pub until_ci: Option<f64>,
+    /// `--max-repeat N`: repetitions at most with `until_ci` (default
+    /// [`adaptive::DEFAULT_MAX_REPEAT`]).
+    pub max_repeat: Option<u32>,
     /// Allow risky knob settings.
     pub force: bool,
     /// Only work out the matrix; touch no device.
@@ -82,6 +89,10 @@ impl RunOptions {
         if let Some(n) = self.scale_down {
             limits::scale_down(&format!("--scale-down {n}"), n)?;
         }
+        if let Some(n) = self.max_repeat {
+            limits::repetitions(&format!("--max-repeat {n}"), n)?;
+        }
+        adaptive::check_options(self.until_ci, self.max_repeat, self.repeat)?;
         Ok(())
     }
 
@@ -94,6 +105,8 @@ impl RunOptions {
             || self.repeat.is_some()
             || self.warmup.is_some()
             || self.order.is_some()
+            || self.until_ci.is_some()
+            || self.max_repeat.is_some()
             || !self.configs.is_empty()
     }
 }
@@ -122,6 +135,8 @@ pub struct Done {
     pub bad_blocks: u64,
     /// Exit status after a signal (128 + its number); `None` when every run finished.
     pub stopped: Option<u8>,
+    /// What `--until-ci` did (None without it).
+    pub adaptive: Option<adaptive::Summary>,
 }
 
 pub enum Results {

@@ -144,6 +144,7 @@ pub fn new_meta(session: &Session) -> Meta {
         order: session.matrix.order(),
         seed: session.seed,
         scale_down: session.scale_down,
+        until_ci_pct: session.until_ci,
         started_unix_s: unix_now(),
         finished_unix_s: None,
         evidence: None,

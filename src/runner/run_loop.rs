@@ -8,6 +8,7 @@
 //! errors). A failure mid-run (an I/O error, a knob that cannot be applied or restored)
 //! keeps every recorded run and says how to finish with `--resume`.
 
+use super::adaptive::Adaptive;
 use super::events::{Event, Events, RunInfo};
 use super::knobs::{self, KnobPlan};
 use super::observe::Observer;
@@ -56,6 +57,7 @@ pub(super) fn run(
     if let Some(recording) = &mut recording {
         recording.note_evidence(evidence.meta())?;
     }
+    let adaptive = Adaptive::for_session(&session, recording.as_ref().map(|r| r.dir()))?;
     let mut runs = Loop {
         session: &session,
         observer: &observer,
@@ -70,6 +72,7 @@ pub(super) fn run(
         bad_blocks: 0,
         done: session.done_len(),
         warned_caches: false,
+        adaptive,
     };
     let looped = runs.all(&mut guard);
     // Knobs that rebind the block driver delete the disk: no handle of ours stays on it.
@@ -151,6 +154,8 @@ struct Loop<'a> {
     /// Runs finished, by this invocation and the ones it resumes.
     done: u32,
     warned_caches: bool,
+    /// `--until-ci`: which runs are left out.
+    adaptive: Option<Adaptive>,
 }
 
 impl Loop<'_> {
@@ -164,6 +169,9 @@ impl Loop<'_> {
             dir: self.recording.as_ref().map(|r| r.dir()),
         });
         for slot in session.pending() {
+            if self.adaptive.as_ref().is_some_and(|a| a.skips(&slot)) {
+                continue;
+            }
             if self.interrupts.stopped() || !self.one(guard, slot).map_err(|e| self.explain(e))? {
                 break;
             }
@@ -217,6 +225,7 @@ impl Loop<'_> {
             }
         };
         Ok(Done {
+            adaptive: self.adaptive.as_ref().map(Adaptive::summary),
             results,
             bad_blocks: self.bad_blocks,
             stopped: stopped.then(|| self.interrupts.exit_status()),
@@ -315,6 +324,13 @@ impl Loop<'_> {
             result: &result,
             evidence: evidence.as_ref(),
         });
+        if let Some(stop) = self
+            .adaptive
+            .as_mut()
+            .and_then(|a| a.record(&slot, &result))
+        {
+            self.events.event(Event::Converged { stop: &stop });
+        }
         if session.mode == Mode::OnePass {
             self.results.push(result);
         }

@@ -2,6 +2,7 @@
 //! `meta.json` when resuming), the form of the run, the selected configs and workloads,
 //! and the matrix (order, repetitions, seed).
 
+use super::adaptive;
 use super::events::{Event, Events};
 use super::{Mode, RunOptions};
 use crate::plan::config::ConfigSpec;
@@ -34,6 +35,8 @@ pub struct Session {
     pub seed: u64,
     /// `--scale-down` (None: 1).
     pub scale_down: Option<u32>,
+    /// `--until-ci` (the matrix then has `--max-repeat` repetitions).
+    pub until_ci: Option<f64>,
     pub label: String,
     /// Empty for `--dry-run` without `--device`.
     pub target: PathBuf,
@@ -73,17 +76,29 @@ impl Session {
         let configs = select_configs(&plan, &opts.configs)?;
         let workloads = select_workloads(&plan, &opts.workloads)?;
         let seed = opts.seed.or(plan.seed).unwrap_or(1);
+        let repetitions = match opts.until_ci {
+            Some(_) => opts.max_repeat.unwrap_or(adaptive::DEFAULT_MAX_REPEAT),
+            None => opts
+                .repeat
+                .or(plan.repetitions)
+                .unwrap_or(DEFAULT_REPETITIONS),
+        };
+        let order = opts.order.or(plan.order).unwrap_or_default();
+        if opts.until_ci.is_some() && order == Order::Blocked {
+            bail!(
+                "--until-ci stops the configs of a workload together at the end of a round: \
+                 use --order interleaved or random, not blocked"
+            );
+        }
         let matrix = match mode {
             // Every workload once, in plan order.
             Mode::OnePass => Matrix::new(1, workloads.len(), 1, 0, Order::Interleaved, seed)?,
             Mode::Recorded => Matrix::new(
                 configs.len(),
                 workloads.len(),
-                opts.repeat
-                    .or(plan.repetitions)
-                    .unwrap_or(DEFAULT_REPETITIONS),
+                repetitions,
                 opts.warmup.or(plan.warmup).unwrap_or(0),
-                opts.order.or(plan.order).unwrap_or_default(),
+                order,
                 seed,
             )?,
         };
@@ -104,6 +119,7 @@ impl Session {
             matrix,
             seed,
             scale_down: opts.scale_down.filter(|&n| n != 1),
+            until_ci: opts.until_ci,
             label: opts.label.clone().unwrap_or_default(),
             target,
             finished: BTreeSet::new(),
@@ -158,6 +174,7 @@ impl Session {
             matrix,
             seed: meta.seed,
             scale_down: meta.scale_down,
+            until_ci: meta.until_ci_pct,
             label: meta.label.clone(),
             target,
             finished,
@@ -247,7 +264,18 @@ fn check_resume_options(opts: &RunOptions, meta: &Meta, dir: &Path) -> Result<()
             meta.scale_down.unwrap_or(1)
         );
     }
+    if opts.until_ci.is_some_and(|p| Some(p) != meta.until_ci_pct) {
+        bail!(
+            "--until-ci {} differs from the interrupted run's ({}): leave it out with --resume",
+            opts.until_ci.unwrap_or_default(),
+            meta.until_ci_pct
+                .map_or("a fixed number of repetitions".to_string(), |p| format!(
+                    "{p}%"
+                ))
+        );
+    }
     if opts.repeat.is_some_and(|r| r != meta.repetitions)
+        || opts.max_repeat.is_some_and(|r| r != meta.repetitions)
         || opts.warmup.is_some_and(|w| w != meta.warmup)
         || opts.seed.is_some_and(|s| s != meta.seed)
         || !opts.configs.is_empty()

@@ -151,6 +151,8 @@ pub struct CloneIo<'a> {
     pub checker: ReadChecker,
     pub stop: Stop<'a>,
     pub deadline: Option<Instant>,
+    /// Buffered I/O (direct = false): a pass that wraps drops the clean page cache.
+    pub buffered: bool,
 }
 
 impl CloneIo<'_> {
@@ -164,6 +166,20 @@ impl CloneIo<'_> {
         IoFailure::new(dir.into(), Some(offset), self.bs, self.path, self.name)
             .short(done)
             .into()
+    }
+
+    /// A sequential pass wrapped: a buffered job drops its file's clean page cache, as
+    /// it did before starting, so the next pass reads the device again (fio's
+    /// invalidate, at every pass).
+    pub fn new_pass(&self) {
+        if self.buffered {
+            let _ = nix::fcntl::posix_fadvise(
+                &self.file,
+                0,
+                0,
+                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+            );
+        }
     }
 
     pub fn fsync(&self) -> Result<()> {

@@ -22,6 +22,9 @@ pub struct Phase {
     pub seed: u64,
     /// Start this direction's clock when the phase begins (iozone's separate passes).
     pub clock: Option<Direction>,
+    /// iozone's `-i 0` passes ("write", "rewrite"): measured on their own and reported
+    /// as the job `<clone>:<pass>`, outside the group; None: the job's own rows.
+    pub pass: Option<&'static str>,
 }
 
 /// One of `numjobs` copies of a job, with everything resolved against the target.
@@ -145,7 +148,7 @@ fn clone_region(
             job.bs
         );
     }
-    if blocks > u32::MAX as u64 && (job.verify || job.rw == Rw::IozoneRandom) {
+    if blocks > u32::MAX as u64 && (job.verify || job.rw.is_iozone()) {
         bail!(
             "{}: more than 2^32 blocks; use a larger `bs` or a smaller `size`",
             at("size")
@@ -165,19 +168,33 @@ fn clone_region(
 }
 
 /// The passes of a clone over its `blocks`: one (reads, writes or both, as `rw` says), or
-/// iozone's random read pass then random write pass, each timed on its own clock.
+/// iozone's: `-i 0`'s sequential write and rewrite (rw = "iozone" only), then `-i 2`'s
+/// random read pass and random write pass, each timed on its own clock.
 fn phases(job: &JobSpec, blocks: u64, seed: u64) -> Vec<Phase> {
-    if job.rw == Rw::IozoneRandom {
-        return [(100, Direction::Read), (0, Direction::Write)]
-            .into_iter()
-            .map(|(read_percent, direction)| Phase {
+    if job.rw.is_iozone() {
+        let sequential = |pass| Phase {
+            order: Order::Sequential,
+            read_percent: 0,
+            ops: blocks,
+            seed,
+            clock: Some(Direction::Write),
+            pass: Some(pass),
+        };
+        let mut out = Vec::new();
+        if job.rw == Rw::Iozone {
+            out.extend([sequential("write"), sequential("rewrite")]);
+        }
+        out.extend([(100, Direction::Read), (0, Direction::Write)].map(
+            |(read_percent, direction)| Phase {
                 order: Order::Permutation,
                 read_percent,
                 ops: blocks,
                 seed,
                 clock: Some(direction),
-            })
-            .collect();
+                pass: None,
+            },
+        ));
+        return out;
     }
     let ops = if job.time_based {
         u64::MAX
@@ -195,6 +212,7 @@ fn phases(job: &JobSpec, blocks: u64, seed: u64) -> Vec<Phase> {
         ops,
         seed,
         clock: None,
+        pass: None,
     }]
 }
 
@@ -275,6 +293,23 @@ mod tests {
         assert_eq!(clones[0].phases[0].ops, 16);
         assert_eq!(clones[2].phases.len(), 2);
         assert_eq!(clones[2].phases[1].read_percent, 0);
+        let iozone =
+            spec("name = \"w\"\n[[job]]\nname = \"z\"\nrw = \"iozone\"\nsize = \"256k\"\n");
+        let z = &plan_clones(&iozone, &target, &EngineOptions::default()).unwrap()[0];
+        let passes: Vec<_> = z
+            .phases
+            .iter()
+            .map(|p| (p.pass, p.read_percent, p.order))
+            .collect();
+        assert_eq!(
+            passes,
+            [
+                (Some("write"), 0, Order::Sequential),
+                (Some("rewrite"), 0, Order::Sequential),
+                (None, 100, Order::Permutation),
+                (None, 0, Order::Permutation)
+            ]
+        );
         let halved = plan_clones(
             &w,
             &target,

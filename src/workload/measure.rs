@@ -11,6 +11,11 @@ pub const CDF_PERCENTILES: [f64; 19] = [
     99.99, 99.999, 100.0,
 ];
 
+/// Width of the finest throughput bin: 100 ms (throughput over time of runs of a
+/// second or two still shows a shape; the report coarsens longer runs).
+pub const BIN_NS: u64 = 100_000_000;
+const BINS_PER_SECOND: usize = (1_000_000_000 / BIN_NS) as usize;
+
 /// Highest latency kept exactly: one hour (longer ones are recorded as one hour).
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
@@ -21,7 +26,8 @@ pub struct DirStats {
     pub hist: Histogram<u64>,
     pub bytes: u64,
     pub ops: u64,
-    pub bytes_per_second: Vec<u64>,
+    /// Bytes completed in each bin of [`BIN_NS`] since the measured phase began.
+    pub bytes_per_bin: Vec<u64>,
     /// When this direction's clock started / stopped, ns after the measured phase began.
     pub start_ns: u64,
     pub end_ns: u64,
@@ -34,7 +40,7 @@ impl DirStats {
             hist: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds"),
             bytes: 0,
             ops: 0,
-            bytes_per_second: Vec::with_capacity(64),
+            bytes_per_bin: Vec::with_capacity(256),
             start_ns: 0,
             end_ns: 0,
         }
@@ -52,15 +58,10 @@ impl DirStats {
         self.bytes += other.bytes;
         self.ops += other.ops;
         self.end_ns = self.end_ns.max(other.end_ns);
-        if self.bytes_per_second.len() < other.bytes_per_second.len() {
-            self.bytes_per_second
-                .resize(other.bytes_per_second.len(), 0);
+        if self.bytes_per_bin.len() < other.bytes_per_bin.len() {
+            self.bytes_per_bin.resize(other.bytes_per_bin.len(), 0);
         }
-        for (a, b) in self
-            .bytes_per_second
-            .iter_mut()
-            .zip(&other.bytes_per_second)
-        {
+        for (a, b) in self.bytes_per_bin.iter_mut().zip(&other.bytes_per_bin) {
             *a += b;
         }
     }
@@ -90,7 +91,13 @@ impl DirStats {
                 p99_9_us: q(99.9),
                 max_us: if empty { 0.0 } else { us(h.max()) },
             },
-            bytes_per_second: self.bytes_per_second.clone(),
+            bytes_per_second: self
+                .bytes_per_bin
+                .chunks(BINS_PER_SECOND)
+                .map(|c| c.iter().sum())
+                .collect(),
+            bytes_per_bin: self.bytes_per_bin.clone(),
+            start_s: self.start_ns as f64 / 1e9,
             latency_cdf: if empty {
                 Vec::new()
             } else {
@@ -100,11 +107,41 @@ impl DirStats {
     }
 }
 
+/// Count an I/O's `bytes` into the bins its time from `start_ns` to `end_ns` covers, in
+/// proportion to the time in each: the throughput of a bin is then the rate at which
+/// data moved during it, also when one I/O lasts longer than a bin (a 1 MiB write of
+/// 0.3 s adds 1/3 MiB to each of three 0.1 s bins instead of 1 MiB to the one it ends
+/// in, which would draw spikes and gaps).
+fn spread(bins: &mut Vec<u64>, start_ns: u64, end_ns: u64, bytes: u64) {
+    let (first, last) = ((start_ns / BIN_NS) as usize, (end_ns / BIN_NS) as usize);
+    if last >= bins.len() {
+        bins.resize(last + 1, 0);
+    }
+    if first == last {
+        bins[last] += bytes;
+        return;
+    }
+    let span = (end_ns - start_ns) as u128;
+    let mut given = 0u64;
+    for (i, bin) in bins.iter_mut().enumerate().take(last).skip(first) {
+        let lo = start_ns.max(i as u64 * BIN_NS);
+        let hi = end_ns.min((i as u64 + 1) * BIN_NS);
+        let share = (bytes as u128 * u128::from(hi - lo) / span) as u64;
+        *bin += share;
+        given += share;
+    }
+    bins[last] += bytes - given;
+}
+
 /// Records completions of one job clone, relative to the start of the measured phase.
 pub struct Recorder {
     pub measure_start: Instant,
     pub read: DirStats,
     pub write: DirStats,
+    /// Passes measured on their own (iozone's write and rewrite): (name, stats).
+    pub passes: Vec<(&'static str, DirStats)>,
+    /// The pass being recorded; None: `read` and `write`.
+    current: Option<usize>,
 }
 
 impl Recorder {
@@ -113,7 +150,17 @@ impl Recorder {
             measure_start,
             read: DirStats::new(Direction::Read),
             write: DirStats::new(Direction::Write),
+            passes: Vec::new(),
+            current: None,
         }
+    }
+
+    /// Record what follows into a pass of its own (`Some`), or the job's own rows.
+    pub fn begin_pass(&mut self, pass: Option<&'static str>, direction: Direction) {
+        self.current = pass.map(|name| {
+            self.passes.push((name, DirStats::new(direction)));
+            self.passes.len() - 1
+        });
     }
 
     /// One completed I/O of `bytes`, `latency_ns` long, finished at `done`. I/O that
@@ -124,19 +171,17 @@ impl Recorder {
             return;
         };
         let since_ns = since.as_nanos() as u64;
-        let s = match direction {
-            Direction::Read => &mut self.read,
-            Direction::Write => &mut self.write,
-        };
+        let s = self.dir_mut(direction);
         s.hist.saturating_record(latency_ns.max(1));
         s.bytes += bytes;
         s.ops += 1;
         s.end_ns = since_ns;
-        let second = (since_ns / 1_000_000_000) as usize;
-        if second >= s.bytes_per_second.len() {
-            s.bytes_per_second.resize(second + 1, 0);
-        }
-        s.bytes_per_second[second] += bytes;
+        spread(
+            &mut s.bytes_per_bin,
+            since_ns.saturating_sub(latency_ns),
+            since_ns,
+            bytes,
+        );
     }
 
     /// Start a direction's clock now (iozone: the write pass begins after the read pass).
@@ -155,9 +200,10 @@ impl Recorder {
     }
 
     fn dir_mut(&mut self, direction: Direction) -> &mut DirStats {
-        match direction {
-            Direction::Read => &mut self.read,
-            Direction::Write => &mut self.write,
+        match (self.current, direction) {
+            (Some(i), _) => &mut self.passes[i].1,
+            (None, Direction::Read) => &mut self.read,
+            (None, Direction::Write) => &mut self.write,
         }
     }
 }
@@ -188,6 +234,20 @@ mod tests {
         assert!((res.latency.mean_us - 2.0).abs() < 0.01);
         assert_eq!(res.latency_cdf.len(), CDF_PERCENTILES.len());
         assert!((res.iops() - 0.8).abs() < 1e-9);
+    }
+
+    /// A 1 MiB write of 0.3 s from 0.05 s to 0.35 s: its bytes spread over the four
+    /// 0.1 s bins it covers, in proportion (1/6, 1/3, 1/3, 1/6), all of them counted.
+    #[test]
+    fn a_long_io_is_spread_over_the_bins_it_covers() {
+        let mut bins = Vec::new();
+        spread(&mut bins, 50_000_000, 350_000_000, 6_000_000);
+        assert_eq!(bins, [1_000_000, 2_000_000, 2_000_000, 1_000_000]);
+        spread(&mut bins, 120_000_000, 130_000_000, 7);
+        assert_eq!(bins[1], 2_000_007);
+        let mut odd = Vec::new();
+        spread(&mut odd, 0, 300_000_001, 1_000_001);
+        assert_eq!(odd.iter().sum::<u64>(), 1_000_001);
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod spec;
 pub mod sync;
 pub mod target;
 pub mod uring;
+pub mod window;
 
 pub use io_error::{IoFailure, IoOp};
 pub use result::WorkloadResult;
@@ -143,6 +144,9 @@ pub fn run_workload(
         origin: OnceLock::new(),
         cancel: &opts.cancel,
         sibling_failed: AtomicBool::new(false),
+        window: spec
+            .shared_window
+            .then(|| window::Window::counter(clones.len())),
     };
     let done = run_clones(&clones, files, &shared)?;
     let origin = shared.origin.get().copied().unwrap_or_else(Instant::now);
@@ -194,6 +198,8 @@ struct Shared<'a> {
     cancel: &'a AtomicBool,
     /// Set when a clone fails, so the others stop.
     sibling_failed: AtomicBool,
+    /// `shared_window = true`: clones not yet handed their own amount of I/O.
+    window: Option<Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 /// Runs one thread per clone; returns their outcomes in clone order, or the first real
@@ -285,10 +291,20 @@ fn collect(
                 None => *group = Some(stats.clone()),
             }
         }
+        // iozone's -i 0 passes, in the order they ran: their own rows, not in the group.
+        for (pass, stats) in &outcome.recorder.passes {
+            jobs.push(JobResult {
+                job: format!("{}:{pass}", plan.name),
+                directions: vec![stats.to_result()],
+                verify: None,
+                in_group: false,
+            });
+        }
         jobs.push(JobResult {
             job: plan.name.clone(),
             directions,
             verify,
+            in_group: true,
         });
     }
     Ok(WorkloadResult {
@@ -373,20 +389,36 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
             sibling_failed: &shared.sibling_failed,
         },
         deadline: job.runtime.map(|r| recorder.measure_start + r),
+        buffered: !job.direct,
     };
     for phase in &plan.phases {
+        let direction = if phase.read_percent == 100 {
+            Direction::Read
+        } else {
+            Direction::Write
+        };
+        recorder.begin_pass(phase.pass, direction);
         if let Some(direction) = phase.clock {
             recorder.start_clock(direction, Instant::now());
         }
+        // In a shared window the amount only says when this clone may let the window
+        // end; it goes on (wrapping) until every clone has had its amount.
         let mut gen = OffsetGen::new(
             phase.order,
             plan.region_start,
             job.bs,
             plan.region_blocks,
-            phase.ops,
+            if shared.window.is_some() {
+                u64::MAX
+            } else {
+                phase.ops
+            },
             phase.read_percent,
             phase.seed,
         );
+        if let Some(short) = &shared.window {
+            gen = gen.in_window(window::Window::new(short.clone(), phase.ops));
+        }
         match &mut engine {
             EngineImpl::Sync(e) => e.run(&mut io, &mut gen, &mut recorder)?,
             EngineImpl::Uring(e) => e.run(&mut io, &mut gen, &mut recorder)?,

@@ -3,6 +3,7 @@
 //! every block exactly once (iozone's random test).
 
 use super::result::Direction;
+use super::window::Window;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -24,6 +25,12 @@ pub struct OffsetGen {
     read_percent: u32,
     /// I/Os still to hand out (u64::MAX: until stopped by time).
     remaining: u64,
+    /// The workload's shared time window, if it has one.
+    window: Option<Window>,
+    /// A sequential pass has wrapped back to the region's start since last asked.
+    wrapped: bool,
+    /// An I/O has been handed out (the next block 0 starts a new pass).
+    passed: bool,
 }
 
 impl OffsetGen {
@@ -59,7 +66,23 @@ impl OffsetGen {
             rng,
             read_percent,
             remaining: ops,
+            window: None,
+            wrapped: false,
+            passed: false,
         }
+    }
+
+    /// Hand out I/Os until the workload's shared window ends (the generator then runs
+    /// without an amount of its own: `ops` should be u64::MAX).
+    pub fn in_window(mut self, window: Window) -> OffsetGen {
+        self.window = Some(window);
+        self
+    }
+
+    /// Whether a sequential pass wrapped back to the start of the region since the last
+    /// call (a buffered job then drops its clean cache: re-reads would be page-cache hits).
+    pub fn take_wrapped(&mut self) -> bool {
+        std::mem::take(&mut self.wrapped)
     }
 
     /// The next I/O, or None when the amount of I/O is done.
@@ -68,6 +91,11 @@ impl OffsetGen {
         if self.remaining == 0 {
             return None;
         }
+        if let Some(w) = &mut self.window {
+            if !w.may_go_on() {
+                return None;
+            }
+        }
         if self.remaining != u64::MAX {
             self.remaining -= 1;
         }
@@ -75,6 +103,9 @@ impl OffsetGen {
             Order::Sequential => {
                 let b = self.next_block;
                 self.next_block = if b + 1 == self.blocks { 0 } else { b + 1 };
+                // Block 0 again, after the first pass.
+                self.wrapped |= b == 0 && self.passed;
+                self.passed = true;
                 b
             }
             Order::Random => below(&mut self.rng, self.blocks),
@@ -114,6 +145,14 @@ mod tests {
         let mut g = OffsetGen::new(Order::Sequential, 1000, 10, 3, 5, 100, 1);
         let offs: Vec<u64> = std::iter::from_fn(|| g.next_io().map(|(_, o)| o)).collect();
         assert_eq!(offs, vec![1000, 1010, 1020, 1000, 1010]);
+    }
+
+    #[test]
+    fn a_wrap_is_reported_once_per_new_pass() {
+        let mut g = OffsetGen::new(Order::Sequential, 0, 10, 2, 5, 100, 1);
+        let wraps: Vec<bool> =
+            std::iter::from_fn(|| g.next_io().map(|_| g.take_wrapped())).collect();
+        assert_eq!(wraps, [false, false, true, false, true]);
     }
 
     #[test]

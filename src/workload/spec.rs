@@ -18,6 +18,11 @@ pub struct WorkloadSpec {
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
+    /// Every job keeps going (wrapping around its region) until the job with the most
+    /// to do has done its amount, so all are measured over the same window; see
+    /// [`super::window`]. Default: each job stops at its own amount (fio's default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_window: bool,
     pub job: Vec<JobSpec>,
 }
 
@@ -35,11 +40,17 @@ pub enum Rw {
     /// Random mix of reads and writes, `rwmixread` percent reads (default 50).
     #[serde(rename = "randrw")]
     RandRw,
-    /// iozone `-i 2` semantics: a file of `size` bytes, records of `bs` bytes, every
-    /// record exactly once in a fixed pseudo-random permutation, a read pass then a
-    /// write pass. Reported as ops/s and KB/s per pass.
+    /// iozone `-i 2` alone: a file of `size` bytes, records of `bs` bytes, every record
+    /// exactly once in a fixed pseudo-random permutation, a read pass then a write pass.
+    /// Reported as ops/s and KB/s per pass.
     #[serde(rename = "iozone-random")]
     IozoneRandom,
+    /// iozone `-i 0 -i 2`: the write and rewrite passes of `-i 0` (sequential, every
+    /// record, each its own clock, reported as the jobs `<job>:write` and
+    /// `<job>:rewrite`), then the random read and random write passes of `-i 2` (the
+    /// job's own read and write rows, and the group's).
+    #[serde(rename = "iozone")]
+    Iozone,
 }
 
 impl Rw {
@@ -51,6 +62,22 @@ impl Rw {
     }
     pub fn is_random(self) -> bool {
         !matches!(self, Rw::Read | Rw::Write)
+    }
+    /// iozone's passes (`iozone-random` or `iozone`) instead of fio's one stream.
+    pub fn is_iozone(self) -> bool {
+        matches!(self, Rw::IozoneRandom | Rw::Iozone)
+    }
+    /// The plan word, for messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::RandRead => "randread",
+            Rw::RandWrite => "randwrite",
+            Rw::RandRw => "randrw",
+            Rw::IozoneRandom => "iozone-random",
+            Rw::Iozone => "iozone",
+        }
     }
 }
 
@@ -210,6 +237,19 @@ impl WorkloadSpec {
             job.validate().map_err(|e| {
                 anyhow::anyhow!("workload '{}', job '{}': {e}", self.name, job.name)
             })?;
+            if self.shared_window && (job.rw.is_iozone() || job.verify) {
+                bail!(
+                    "workload '{}', job '{}': `shared_window` cannot be combined with {} \
+                     (jobs in a shared window wrap around their region)",
+                    self.name,
+                    job.name,
+                    if job.verify {
+                        "`verify`".to_string()
+                    } else {
+                        format!("rw = \"{}\"", job.rw.as_str())
+                    }
+                );
+            }
         }
         Ok(())
     }
@@ -281,13 +321,14 @@ impl JobSpec {
         if self.runtime == Some(Duration::ZERO) {
             bail!("`runtime` must be greater than 0");
         }
-        if self.rw == Rw::IozoneRandom {
+        if self.rw.is_iozone() {
+            let rw = self.rw.as_str();
             let Some(size) = self.size else {
-                bail!("rw = \"iozone-random\" needs `size` (the file size)");
+                bail!("rw = \"{rw}\" needs `size` (the file size, iozone's -s)");
             };
             if size % self.bs != 0 {
                 bail!(
-                    "rw = \"iozone-random\": `size` = {} is not a whole number of records of `bs` = {}",
+                    "rw = \"{rw}\": `size` = {} is not a whole number of records of `bs` = {}",
                     units::format_size(size),
                     units::format_size(self.bs)
                 );
@@ -299,7 +340,7 @@ impl JobSpec {
                 ("verify", self.verify),
             ] {
                 if set {
-                    bail!("`{key}` does not apply to rw = \"iozone-random\" (every record once per pass)");
+                    bail!("`{key}` does not apply to rw = \"{rw}\" (every record once per pass)");
                 }
             }
         }
@@ -328,7 +369,7 @@ impl JobSpec {
             Rw::Read | Rw::RandRead => 100,
             Rw::Write | Rw::RandWrite => 0,
             Rw::RandRw => self.rwmixread.unwrap_or(50),
-            Rw::IozoneRandom => 50,
+            Rw::IozoneRandom | Rw::Iozone => 50,
         }
     }
 }
@@ -431,6 +472,7 @@ mod tests {
             ("rw = \"read\"\nnumjobs = 0", "`numjobs`"),
             ("rw = \"read\"\ntime_based = true", "`time_based`"),
             ("rw = \"iozone-random\"", "`size`"),
+            ("rw = \"iozone\"\nsize = \"1M\"\nruntime = 5", "`runtime`"),
             (
                 "rw = \"iozone-random\"\nsize = \"1M\"\nbs = \"3k\"",
                 "`size`",

@@ -35,6 +35,9 @@ impl SyncEngine {
         let bs = io.bs;
         while let Some((dir, offset)) = gen.next_io() {
             io.stop.check()?;
+            if gen.take_wrapped() {
+                io.new_pass();
+            }
             let (started, result) = match dir {
                 Direction::Read => {
                     let t = Instant::now();

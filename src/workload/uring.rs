@@ -200,6 +200,9 @@ impl UringEngine {
                 f.exhausted = true;
                 break;
             };
+            if gen.take_wrapped() {
+                io.new_pass();
+            }
             let slot = self.free.pop().expect("a free slot while below iodepth");
             if let Err(e) = self.queue(io, slot, direction, offset) {
                 self.free.push(slot);

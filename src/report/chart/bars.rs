@@ -4,7 +4,7 @@
 use super::{color, file_stem, frame, legend_and_cells, Chart, FONT};
 use crate::report::model::{format_pct, format_value, Report};
 use crate::stats::Verdict;
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -78,11 +78,10 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                                 .iter()
                                 .position(|c| c == &r.config)
                                 .unwrap_or(0),
-                            mean: r.summary.mean,
-                            ci: if r.summary.ci_low.is_finite() {
-                                Some((r.summary.ci_low, r.summary.ci_high))
-                            } else {
-                                None
+                            mean: r.mean_ci().0,
+                            ci: match r.mean_ci() {
+                                (_, low, high) if low.is_finite() => Some((low, high)),
+                                _ => None,
                             },
                             is_baseline: report.is_baseline(&r.config),
                             label: r.change.map(|c| {
@@ -114,88 +113,111 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
         .collect()
 }
 
+/// Bars take at least this many slots of the x axis, so one or two bars stand in the
+/// middle of their panel at a normal width instead of filling it or hugging the y axis.
+const MIN_SLOTS: i32 = 3;
+/// x units per slot (integer coordinates: bar `i` is centred on `i * SLOT`).
+const SLOT: i32 = 100;
+/// Half the width of a bar, in x units.
+const BAR_HALF: i32 = 30;
+
+/// x range of a panel with `n` bars: at least [`MIN_SLOTS`] slots wide, centred.
+fn x_range(n: i32) -> std::ops::Range<i32> {
+    let pad = (MIN_SLOTS.max(n) - n) * SLOT / 2;
+    (-SLOT / 2 - pad)..((n - 1) * SLOT + SLOT / 2 + pad)
+}
+
+/// At most this many y ticks.
+const Y_TICKS: usize = 6;
+
+/// Width in pixels of the y label area: the widest tick label (about 8 px per
+/// character at 13 px), plus the rotated axis title and a gap.
+pub fn y_label_area(y_max: f64) -> u32 {
+    let widest = super::lines::nice_ticks(0.0, y_max, Y_TICKS)
+        .iter()
+        .map(|v| super::lines::axis_value(*v).len())
+        .max()
+        .unwrap_or(1);
+    (widest as u32 * 8 + 34).max(56)
+}
+
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &BarPanel,
     published: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let n = panel.bars.len();
+    let n = panel.bars.len() as i32;
     let top = panel
         .bars
         .iter()
         .map(|b| b.ci.map(|c| c.1).unwrap_or(b.mean))
         .fold(0.0f64, f64::max);
+    // Room above the tallest bar (or whisker) for its label.
     let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
     let names: Vec<String> = panel.bars.iter().map(|b| b.config.clone()).collect();
-    // Config names side by side need about 7 px per character; when they do not fit,
-    // the legend under the title names the colours instead.
-    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as u32;
-    let fits = longest * 7 * n as u32 <= area.dim_in_pixel().0.saturating_sub(80);
+    let y_area = y_label_area(y_max);
+    // Config names under their bars need about 6.8 px per character in a slot; when
+    // they do not fit, the legend under the title names the colours instead.
+    let slots = f64::from(MIN_SLOTS.max(n));
+    let slot_px = area.dim_in_pixel().0.saturating_sub(y_area + 16) as f64 / slots;
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64;
+    let fits = longest * 6.8 + 4.0 <= slot_px;
+    let ticks: Vec<i32> = (0..n).map(|i| i * SLOT).collect();
     let mut chart = ChartBuilder::on(area)
         .caption(format!("{} [{}]", panel.title, panel.unit), (FONT, 16))
         .margin(8)
         .x_label_area_size(if fits { 28 } else { 8 })
-        .y_label_area_size(64)
-        .build_cartesian_2d((0..n.max(1) - 1).into_segmented(), 0.0..y_max)?;
+        .y_label_area_size(y_area)
+        .build_cartesian_2d(x_range(n).with_key_points(ticks), 0.0..y_max)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n.max(1))
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) if fits => names.get(*i).cloned().unwrap_or_default(),
+        .x_label_formatter(&|v| match names.get((v / SLOT) as usize) {
+            Some(name) if fits && v % SLOT == 0 && *v >= 0 => name.clone(),
             _ => String::new(),
         })
         .x_label_style((FONT, 13))
         .y_desc(panel.unit.as_str())
+        .y_labels(Y_TICKS)
         .y_label_formatter(&|v| super::lines::axis_value(*v))
         .y_label_style((FONT, 13))
         .draw()?;
-    let margin = (area.dim_in_pixel().0 / (n.max(1) as u32 * 8)).min(30);
+    let x = |i: usize| i as i32 * SLOT;
     chart.draw_series(panel.bars.iter().enumerate().map(|(i, b)| {
-        let mut r = Rectangle::new(
-            [
-                (SegmentValue::Exact(i), 0.0),
-                (SegmentValue::Exact(i + 1), b.mean),
-            ],
+        Rectangle::new(
+            [(x(i) - BAR_HALF, 0.0), (x(i) + BAR_HALF, b.mean)],
             color(b.color_index).filled(),
-        );
-        r.set_margin(0, 0, margin, margin);
-        r
+        )
     }))?;
     chart.draw_series(panel.bars.iter().enumerate().filter_map(|(i, b)| {
-        b.ci.map(|(lo, hi)| {
-            ErrorBar::new_vertical(
-                SegmentValue::CenterOf(i),
-                lo,
-                b.mean,
-                hi,
-                BLACK.stroke_width(2),
-                12,
-            )
-        })
+        b.ci.map(|(lo, hi)| ErrorBar::new_vertical(x(i), lo, b.mean, hi, BLACK.stroke_width(2), 12))
     }))?;
     let label_style =
         TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
     chart.draw_series(panel.bars.iter().enumerate().map(|(i, b)| {
         let y = b.ci.map(|c| c.1).unwrap_or(b.mean) + y_max * 0.015;
-        let text = match &b.label {
-            Some(l) => l.clone(),
-            None => {
-                let v = if published {
-                    format!("{}", b.mean)
-                } else {
-                    format_value(b.mean)
-                };
-                if b.is_baseline {
-                    format!("A {v}")
-                } else {
-                    v
-                }
-            }
-        };
-        Text::new(text, (SegmentValue::CenterOf(i), y), label_style.clone())
+        Text::new(bar_label(b, published), (x(i), y), label_style.clone())
     }))?;
     Ok(())
+}
+
+/// What is written above a bar: the change vs A, or the value (marked A for a baseline).
+fn bar_label(b: &Bar, published: bool) -> String {
+    match &b.label {
+        Some(l) => l.clone(),
+        None => {
+            let v = if published {
+                format!("{}", b.mean)
+            } else {
+                format_value(b.mean)
+            };
+            if b.is_baseline {
+                format!("A {v}")
+            } else {
+                v
+            }
+        }
+    }
 }
 
 impl Chart for BarChart {

@@ -1,17 +1,15 @@
-//! Line charts: throughput over time of long writes (series.csv), latency CDF per
-//! config (latency.csv), and sweeps against block size (MB/s and IOPS panels).
+//! Line charts (the type every line chart kind builds, and its drawing): latency CDF
+//! per config (latency.csv) here; throughput over time in [`super::throughput`], sweeps
+//! in [`super::sweep`], probes in [`super::probe`].
 
 use super::{color, file_stem, frame, Chart, ChartInput, FONT};
 use crate::report::model::Report;
-use crate::workload::result::Direction;
 use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
-
-/// A run is a "long write" worth a throughput-over-time chart from this many seconds.
-pub const LONG_WRITE_SECONDS: usize = 5;
 
 pub struct Line {
     /// Legend entry (only the first line of each config carries one).
@@ -27,6 +25,8 @@ pub enum Axis {
     Linear,
     /// Log scale, ticks printed as sizes (4k, 1M).
     LogSize,
+    /// Log2 scale, ticks at powers of two printed as numbers (queue depth 1, 2, 4...).
+    Log2,
     /// Log scale, ticks printed as numbers.
     Log,
 }
@@ -39,6 +39,8 @@ pub struct LinePanel {
     /// y axis from 0 (throughput) or fixed 0..100 (percentiles).
     pub y_max: Option<f64>,
     pub lines: Vec<Line>,
+    /// Vertical lines at these x values, labelled (an estimate on the axis).
+    pub marks: Vec<(f64, String)>,
 }
 
 pub struct LineChart {
@@ -47,12 +49,12 @@ pub struct LineChart {
     pub panels: Vec<LinePanel>,
 }
 
-fn config_index(report: &Report, config: &str) -> usize {
+pub fn config_index(report: &Report, config: &str) -> usize {
     report.configs.iter().position(|c| c == config).unwrap_or(0)
 }
 
 /// Lines with a legend entry on the first line of each config.
-fn label_first(lines: &mut [Line], report: &Report) {
+pub fn label_first(lines: &mut [Line], report: &Report) {
     let mut seen = Vec::new();
     for l in lines.iter_mut() {
         if !seen.contains(&l.color_index) {
@@ -60,65 +62,6 @@ fn label_first(lines: &mut [Line], report: &Report) {
             l.label = report.configs.get(l.color_index).cloned();
         }
     }
-}
-
-/// MB/s per second of every measured run of each long write workload.
-pub fn throughput_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
-    let mut by_workload: BTreeMap<(String, u32), Vec<(f64, f64)>> = BTreeMap::new();
-    let mut configs: BTreeMap<u32, String> = BTreeMap::new();
-    for s in input
-        .series
-        .iter()
-        .filter(|s| s.direction == Direction::Write)
-    {
-        by_workload
-            .entry((s.workload.clone(), s.run))
-            .or_default()
-            .push((s.second as f64, s.mb_per_s));
-        configs.insert(s.run, s.config.clone());
-    }
-    let mut workloads: Vec<String> = Vec::new();
-    for ((w, _), points) in &by_workload {
-        if points.len() >= LONG_WRITE_SECONDS && !workloads.contains(w) {
-            workloads.push(w.clone());
-        }
-    }
-    workloads
-        .into_iter()
-        .map(|w| {
-            let mut lines: Vec<Line> = by_workload
-                .iter()
-                .filter(|((wl, _), p)| wl == &w && p.len() >= LONG_WRITE_SECONDS)
-                .map(|((_, run), points)| {
-                    let mut points = points.clone();
-                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    Line {
-                        label: None,
-                        color_index: config_index(input.report, &configs[run]),
-                        points,
-                        errors: Vec::new(),
-                    }
-                })
-                .collect();
-            lines.sort_by_key(|l| l.color_index);
-            label_first(&mut lines, input.report);
-            (
-                format!("throughput-{}", file_stem(&w)),
-                LineChart {
-                    title: format!("{w}: write throughput over time, one line per run"),
-                    caption: input.report.caption.clone(),
-                    panels: vec![LinePanel {
-                        title: format!("{w} [MB/s per second]"),
-                        x_desc: "time since start of run [s]".into(),
-                        y_desc: "MB/s".into(),
-                        x_axis: Axis::Linear,
-                        y_max: None,
-                        lines,
-                    }],
-                },
-            )
-        })
-        .collect()
 }
 
 /// (x, y) points per run number.
@@ -166,112 +109,8 @@ pub fn latency_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
                         x_axis: Axis::Log,
                         y_max: Some(100.0),
                         lines,
+                        marks: Vec::new(),
                     }],
-                },
-            )
-        })
-        .collect()
-}
-
-/// One chart per sweep x direction; one panel per throughput metric (not latency).
-pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
-    let mut groups: Vec<(String, String)> = Vec::new();
-    for b in &report.blocks {
-        if let Some(s) = &b.sweep {
-            let k = (s.clone(), b.direction.clone());
-            if !groups.contains(&k) {
-                groups.push(k);
-            }
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(sweep, direction)| {
-            let blocks: Vec<_> = report
-                .blocks
-                .iter()
-                .filter(|b| {
-                    b.sweep.as_ref() == Some(&sweep)
-                        && b.direction == direction
-                        && b.block_size_bytes.is_some()
-                })
-                .collect();
-            // Panels: MB/s, IOPS and whatever else is a headline metric in the sweep.
-            let shown = |key: &str| {
-                key == "mb_per_s"
-                    || key == "iops"
-                    || blocks.iter().any(|b| b.headline && b.metric.key == key)
-            };
-            let blocks: Vec<_> = blocks
-                .iter()
-                .filter(|b| shown(&b.metric.key))
-                .copied()
-                .collect();
-            let mut metrics: Vec<(String, String)> = Vec::new();
-            for b in &blocks {
-                let k = (b.metric.key.clone(), b.metric.unit.clone());
-                if !metrics.contains(&k) {
-                    metrics.push(k);
-                }
-            }
-            let panels = metrics
-                .into_iter()
-                .map(|(key, unit)| {
-                    let mut lines: Vec<Line> = Vec::new();
-                    let k = report.configs.len() as f64;
-                    for (ci, config) in report.configs.iter().enumerate() {
-                        // Spread configs a little along x so their error bars do not
-                        // cover each other (at most +-0.1 of a power of two).
-                        let nudge = if report.published {
-                            1.0 // no error bars to keep apart
-                        } else {
-                            2f64.powf((ci as f64 - (k - 1.0) / 2.0) * 0.2 / k.max(2.0))
-                        };
-                        let mut line = Line {
-                            label: Some(config.clone()),
-                            color_index: ci,
-                            points: Vec::new(),
-                            errors: Vec::new(),
-                        };
-                        for b in blocks.iter().filter(|b| b.metric.key == key) {
-                            let x = b.block_size_bytes.unwrap_or(0) as f64 * nudge;
-                            for r in b.rows.iter().filter(|r| &r.config == config) {
-                                line.points.push((x, r.summary.mean));
-                                if r.summary.ci_low.is_finite() {
-                                    line.errors.push((x, r.summary.ci_low, r.summary.ci_high));
-                                }
-                            }
-                        }
-                        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                        if !line.points.is_empty() {
-                            lines.push(line);
-                        }
-                    }
-                    let what = match key.as_str() {
-                        "mb_per_s" | "iops" | "kib_per_s" => unit.clone(),
-                        other => format!("{other}, {unit}"),
-                    };
-                    LinePanel {
-                        title: format!("{sweep} {direction} [{what}]"),
-                        x_desc: "block size [bytes, log2 scale]".into(),
-                        y_desc: unit,
-                        x_axis: Axis::LogSize,
-                        y_max: None,
-                        lines,
-                    }
-                })
-                .collect();
-            let what = if report.published {
-                "published values"
-            } else {
-                "mean with 95% CI"
-            };
-            (
-                format!("sweep-{}-{}", file_stem(&sweep), file_stem(&direction)),
-                LineChart {
-                    title: format!("{sweep} {direction}: against block size, {what}"),
-                    caption: report.caption.clone(),
-                    panels,
                 },
             )
         })
@@ -288,6 +127,25 @@ pub fn axis_value(v: f64) -> String {
     }
 }
 
+/// Linear ticks at multiples of 1, 2 or 5 x 10^k from `lo` to `hi`, at most `max` of
+/// them (what plotters draws for a linear axis asked for `max` labels, near enough to
+/// size the label area by).
+pub fn nice_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+    if hi <= lo || !lo.is_finite() || !hi.is_finite() || max < 2 {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / (max - 1) as f64;
+    let decade = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * decade)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * decade);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
 fn size_label(bytes: f64) -> String {
     let b = bytes.round() as u64;
     if b >= 1 << 20 && b % (1 << 20) == 0 {
@@ -299,39 +157,77 @@ fn size_label(bytes: f64) -> String {
     }
 }
 
-/// Ticks for a log axis over `lo..hi`: 1-2-5 per decade, or every 1..9 x 10^k when the
-/// range is too narrow for three 1-2-5 ticks, or four values rounded to two significant
-/// digits when it is narrower still.
-fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let pick = |mantissas: &[f64]| -> Vec<f64> {
+/// Width of the y label area of line charts.
+const Y_LABEL_PX: u32 = 70;
+
+/// Pixels per character of a 13 px tick label, and the gap kept between two labels.
+const TICK_CHAR_PX: f64 = 7.5;
+const TICK_GAP_PX: f64 = 10.0;
+
+/// Ticks for a log axis over `lo..hi` drawn `width_px` wide: 1-2-5 per decade, or every
+/// 1..9 x 10^k when the range is too narrow for three 1-2-5 ticks, or four values rounded
+/// to two significant digits when it is narrower still; then thinned so that no two
+/// labels touch (powers of ten kept first, then 5s, then 2s, then the rest).
+fn log_ticks(lo: f64, hi: f64, width_px: f64) -> Vec<f64> {
+    let pick = |mantissas: &[f64]| -> Vec<(f64, u8)> {
         let mut out = Vec::new();
         let mut decade = 10f64.powf(lo.log10().floor());
         while decade <= hi {
             for m in mantissas {
                 let v = m * decade;
                 if v >= lo && v <= hi {
-                    out.push(v);
+                    let rank = match *m as u32 {
+                        1 => 0,
+                        5 => 1,
+                        2 => 2,
+                        _ => 3,
+                    };
+                    out.push((v, rank));
                 }
             }
             decade *= 10.0;
         }
         out
     };
-    let coarse = pick(&[1.0, 2.0, 5.0]);
-    if coarse.len() >= 3 {
-        return coarse;
+    let mut candidates = pick(&[1.0, 2.0, 5.0]);
+    if candidates.len() < 3 {
+        candidates = pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
     }
-    let fine = pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
-    if fine.len() >= 3 {
-        return fine;
+    if candidates.len() < 3 {
+        candidates = (1..=4)
+            .map(|i| {
+                let v = lo * (hi / lo).powf(f64::from(i) / 5.0);
+                let unit = 10f64.powf(v.log10().floor() - 1.0);
+                ((v / unit).round() * unit, 3)
+            })
+            .collect();
     }
-    (1..=4)
-        .map(|i| {
-            let v = lo * (hi / lo).powf(f64::from(i) / 5.0);
-            let unit = 10f64.powf(v.log10().floor() - 1.0);
-            (v / unit).round() * unit
-        })
-        .collect()
+    thin_ticks(candidates, lo, hi, width_px)
+}
+
+/// Keeps the ticks whose labels (as [`axis_value`] prints them) do not overlap a label
+/// already kept, best rank first; returns them in increasing order.
+fn thin_ticks(mut candidates: Vec<(f64, u8)>, lo: f64, hi: f64, width_px: f64) -> Vec<f64> {
+    let span = (hi / lo).ln();
+    let extent = |v: f64| {
+        let x = (v / lo).ln() / span * width_px;
+        let half = axis_value(v).len() as f64 * TICK_CHAR_PX / 2.0;
+        (x - half, x + half)
+    };
+    candidates.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.total_cmp(&b.0)));
+    let mut kept: Vec<(f64, (f64, f64))> = Vec::new();
+    for (v, _) in candidates {
+        let (l, r) = extent(v);
+        let clear = kept
+            .iter()
+            .all(|(_, (kl, kr))| r + TICK_GAP_PX <= *kl || *kr + TICK_GAP_PX <= l);
+        if clear {
+            kept.push((v, (l, r)));
+        }
+    }
+    let mut ticks: Vec<f64> = kept.into_iter().map(|(v, _)| v).collect();
+    ticks.sort_by(f64::total_cmp);
+    ticks
 }
 
 fn draw_panel<DB, X>(
@@ -339,7 +235,7 @@ fn draw_panel<DB, X>(
     panel: &LinePanel,
     x_range: X,
     x_ticks: Option<usize>,
-    y_top: f64,
+    (y_low, y_top): (f64, f64),
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
     DB: DrawingBackend,
@@ -350,11 +246,12 @@ where
         .caption(&panel.title, (FONT, 16))
         .margin(10)
         .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x_range, 0.0..y_top)?;
+        .y_label_area_size(Y_LABEL_PX)
+        .build_cartesian_2d(x_range, y_low..y_top)?;
     let axis = panel.x_axis;
-    // Log-size axes are drawn on log2(bytes), one tick per power of two.
-    let tx = |x: f64| if axis == Axis::LogSize { x.log2() } else { x };
+    // Log2 axes are drawn on log2(x), one tick per power of two.
+    let log2 = matches!(axis, Axis::LogSize | Axis::Log2);
+    let tx = |x: f64| if log2 { x.log2() } else { x };
     let mut mesh = chart.configure_mesh();
     if let Some(ticks) = x_ticks {
         mesh.x_labels(ticks);
@@ -363,7 +260,8 @@ where
         .y_desc(panel.y_desc.as_str())
         .x_label_formatter(&|v| match axis {
             Axis::LogSize if (v - v.round()).abs() < 1e-6 => size_label(2f64.powf(v.round())),
-            Axis::LogSize => String::new(),
+            Axis::Log2 if (v - v.round()).abs() < 1e-6 => axis_value(2f64.powf(v.round())),
+            Axis::LogSize | Axis::Log2 => String::new(),
             _ => axis_value(*v),
         })
         .y_label_formatter(&|v| axis_value(*v))
@@ -371,7 +269,7 @@ where
         .draw()?;
     for line in &panel.lines {
         let c = color(line.color_index);
-        let style = c.stroke_width(if line.errors.is_empty() && panel.x_axis != Axis::LogSize {
+        let style = c.stroke_width(if line.errors.is_empty() && !log2 {
             1
         } else {
             2
@@ -385,7 +283,7 @@ where
                 PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3))
             });
         }
-        if panel.x_axis == Axis::LogSize {
+        if log2 {
             chart.draw_series(
                 line.points
                     .iter()
@@ -396,9 +294,27 @@ where
             ErrorBar::new_vertical(tx(*x), *lo, (lo + hi) / 2.0, *hi, c.stroke_width(2), 10)
         }))?;
     }
+    for (x, label) in &panel.marks {
+        let grey = BLACK.mix(0.55);
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(tx(*x), y_low), (tx(*x), y_low + (y_top - y_low) * 0.86)],
+            grey.stroke_width(2),
+        )))?;
+        let style = TextStyle::from((FONT, 14).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Bottom));
+        chart.draw_series(std::iter::once(Text::new(
+            label.clone(),
+            (tx(*x), y_low + (y_top - y_low) * 0.92),
+            style,
+        )))?;
+    }
+    if panel.lines.iter().all(|l| l.label.is_none()) {
+        return Ok(());
+    }
     chart
         .configure_series_labels()
-        .position(legend_position(panel))
+        .position(legend_position(panel, &tx))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font((FONT, 14))
@@ -406,24 +322,50 @@ where
     Ok(())
 }
 
-/// Keep the legend off the data: CDFs rise to the right (legend lower right); falling
-/// curves (IOPS against block size) leave the upper right free, rising ones the upper left.
-fn legend_position(panel: &LinePanel) -> SeriesLabelPosition {
+/// Keep the legend off the data: CDFs rise to the right (legend lower right); other
+/// charts take the corner (upper right, upper left, lower right, lower left, in that
+/// order of preference) with the fewest points under where the legend box goes.
+/// `tx` maps x to the drawn axis (log2 or as is).
+fn legend_position(panel: &LinePanel, tx: &dyn Fn(f64) -> f64) -> SeriesLabelPosition {
     if panel.y_max.is_some() {
         return SeriesLabelPosition::LowerRight;
     }
-    let (mut first, mut last) = (0.0, 0.0);
-    for l in &panel.lines {
-        if let (Some(a), Some(b)) = (l.points.first(), l.points.last()) {
-            first += a.1;
-            last += b.1;
-        }
+    let points: Vec<(f64, f64)> = panel
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|(x, y)| (tx(*x), *y)))
+        .collect();
+    let (mut x_lo, mut x_hi, mut y_hi) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for (x, y) in &points {
+        x_lo = x_lo.min(*x);
+        x_hi = x_hi.max(*x);
+        y_hi = y_hi.max(*y);
     }
-    if first > last {
-        SeriesLabelPosition::UpperRight
-    } else {
-        SeriesLabelPosition::UpperLeft
-    }
+    let (w, h) = ((x_hi - x_lo).max(1e-9), (y_hi * 1.15).max(1e-9));
+    // The box: about a third of the width, and a line of height per legend entry.
+    let entries = panel.lines.iter().filter(|l| l.label.is_some()).count() as f64;
+    let box_h = (0.08 + 0.06 * entries).min(0.6);
+    let under = |left: bool, top: bool| {
+        points
+            .iter()
+            .filter(|(x, y)| {
+                let fx = (x - x_lo) / w;
+                let fy = y / h;
+                let in_x = if left { fx <= 0.35 } else { fx >= 0.65 };
+                let in_y = if top { fy >= 1.0 - box_h } else { fy <= box_h };
+                in_x && in_y
+            })
+            .count()
+    };
+    [
+        (SeriesLabelPosition::UpperRight, false, true),
+        (SeriesLabelPosition::UpperLeft, true, true),
+        (SeriesLabelPosition::LowerRight, false, false),
+        (SeriesLabelPosition::LowerLeft, true, false),
+    ]
+    .into_iter()
+    .min_by_key(|(_, left, top)| under(*left, *top))
+    .map_or(SeriesLabelPosition::UpperRight, |(p, _, _)| p)
 }
 
 impl Chart for LineChart {
@@ -440,10 +382,13 @@ impl Chart for LineChart {
         for (cell, panel) in cells.iter().zip(&self.panels) {
             let pts = panel.lines.iter().flat_map(|l| l.points.iter());
             let (mut x_min, mut x_max, mut y_hi) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+            // From 0, or below it for values that go negative (a probe's diff).
+            let mut y_lo = 0.0f64;
             for (x, y) in pts {
                 x_min = x_min.min(*x);
                 x_max = x_max.max(*x);
                 y_hi = y_hi.max(*y);
+                y_lo = y_lo.min(*y);
             }
             for (_, _, hi) in panel.lines.iter().flat_map(|l| l.errors.iter()) {
                 y_hi = y_hi.max(*hi);
@@ -454,27 +399,30 @@ impl Chart for LineChart {
             let y_top = panel
                 .y_max
                 .unwrap_or(if y_hi > 0.0 { y_hi * 1.15 } else { 1.0 });
+            let y = (y_lo * 1.15, y_top);
             match panel.x_axis {
                 Axis::Linear => {
                     let hi = if x_max > x_min { x_max } else { x_min + 1.0 };
-                    draw_panel(cell, panel, x_min..hi, None, y_top)?
+                    draw_panel(cell, panel, x_min..hi, None, y)?
                 }
-                Axis::LogSize => {
+                Axis::LogSize | Axis::Log2 => {
                     let (lo, hi) = (x_min.log2().round() - 0.5, x_max.log2().round() + 0.5);
                     let ticks = (hi - lo).round() as usize + 1;
-                    draw_panel(cell, panel, lo..hi, Some(ticks), y_top)?
+                    draw_panel(cell, panel, lo..hi, Some(ticks), y)?
                 }
                 Axis::Log => {
                     let (lo, hi) = (x_min / 1.4, x_max * 1.4);
                     // Explicit ticks: plotters' own log ticks sit on powers of ten and
                     // leave a range narrower than a decade without any label.
-                    let ticks = log_ticks(lo, hi);
+                    // The plot is the cell less the y label area and the margins.
+                    let width = f64::from(cell.dim_in_pixel().0.saturating_sub(Y_LABEL_PX + 20));
+                    let ticks = log_ticks(lo, hi, width);
                     draw_panel(
                         cell,
                         panel,
                         (lo..hi).log_scale().with_key_points(ticks),
                         None,
-                        y_top,
+                        y,
                     )?
                 }
             }
@@ -485,19 +433,61 @@ impl Chart for LineChart {
 
 #[cfg(test)]
 mod tests {
-    use super::log_ticks;
+    use super::*;
+
+    /// No two tick labels of a log axis overlap, for ranges from a third of a decade to
+    /// six decades and plot widths from 200 to 1400 px (9000 and 10000 collided before).
+    #[test]
+    fn log_tick_labels_never_collide() {
+        let mut ranges = vec![(700.0, 3500.0), (3000.0, 15000.0), (8000.0, 11000.0)];
+        for lo in [1.0, 3.0, 7.0, 45.0, 900.0, 8500.0] {
+            for decades in [0.15, 0.3, 0.7, 1.0, 1.7, 2.5, 4.0, 6.0] {
+                ranges.push((lo, lo * 10f64.powf(decades)));
+            }
+        }
+        for (lo, hi) in ranges {
+            for width in [200.0, 300.0, 420.0, 670.0, 1400.0] {
+                let ticks = log_ticks(lo, hi, width);
+                assert!(ticks.len() >= 2, "{lo}..{hi} at {width}px: {ticks:?}");
+                let span = (hi / lo).ln();
+                let edges: Vec<(f64, f64)> = ticks
+                    .iter()
+                    .map(|v| {
+                        let x = (v / lo).ln() / span * width;
+                        let half = axis_value(*v).len() as f64 * TICK_CHAR_PX / 2.0;
+                        (x - half, x + half)
+                    })
+                    .collect();
+                for w in edges.windows(2) {
+                    assert!(
+                        w[0].1 + TICK_GAP_PX <= w[1].0,
+                        "{lo}..{hi} at {width}px: labels of {ticks:?} overlap"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nice_ticks_step_by_1_2_5() {
+        assert_eq!(
+            nice_ticks(0.0, 35000.0, 6),
+            vec![0.0, 10000.0, 20000.0, 30000.0]
+        );
+        assert_eq!(nice_ticks(0.0, 4.3, 6), vec![0.0, 1.0, 2.0, 3.0, 4.0]);
+    }
 
     #[test]
     fn log_ticks_label_narrow_and_wide_ranges() {
         assert_eq!(
-            log_ticks(3.0, 600.0),
+            log_ticks(3.0, 600.0, 670.0),
             vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
         );
         assert_eq!(
-            log_ticks(700.0, 3500.0),
+            log_ticks(700.0, 3500.0, 670.0),
             vec![700.0, 800.0, 900.0, 1000.0, 2000.0, 3000.0]
         );
-        let narrow = log_ticks(1100.0, 1900.0);
+        let narrow = log_ticks(1100.0, 1900.0, 670.0);
         assert_eq!(narrow.len(), 4);
         assert!(
             narrow.iter().all(|v| (1100.0..=1900.0).contains(v)),

@@ -6,16 +6,21 @@
 //! glyphs to the viewer.
 //!
 //! Kinds (file stems): `bars-<metric>` grouped bars per workload with 95% CI error bars
-//! and the change vs A labelled; `throughput-<workload>` MB/s over time of long writes;
-//! `latency-cdf-<workload>-<direction>`; `sweep-<name>-<direction>` against block size;
-//! `request-sizes` the sizes the mmc driver got per config (kernel evidence).
+//! and the change vs A labelled (`bars.rs`); `throughput-<workload>` MB/s over time of
+//! writes (`throughput.rs`); `latency-cdf-<workload>-<direction>` (`lines.rs`, which also
+//! draws every line chart); `sweep-<name>-<direction>` against block size, queue depth
+//! or job threads (`sweep.rs`); `align-diff` and `open-au` of probes ([`probe`]);
+//! `request-sizes` the sizes the mmc driver got per config (kernel evidence, `sizes.rs`).
 
 mod bars;
 mod lines;
+pub mod probe;
 mod sizes;
+mod sweep;
+mod throughput;
 
 use super::model::Report;
-use crate::record::{LatencyRow, SeriesRow};
+use crate::record::{LatencyRow, RunRow, SeriesRow};
 use anyhow::{anyhow, Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -24,8 +29,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 pub use bars::bar_charts;
-pub use lines::{latency_charts, sweep_charts, throughput_charts};
+pub use lines::{latency_charts, Axis, Line, LineChart, LinePanel};
 pub use sizes::size_chart;
+pub use sweep::sweep_charts;
+pub use throughput::{throughput_charts, throughput_notes};
 
 /// Family name the embedded font is registered under.
 pub const FONT: &str = "sans-serif";
@@ -66,10 +73,11 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// What every chart kind gets: the report plus per-second series and latency points of
-/// measured (non-warm-up) runs, config names as in the report.
+/// What every chart kind gets: the report plus the runs.csv rows, throughput bins and
+/// latency points of measured (non-warm-up) runs, config names as in the report.
 pub struct ChartInput<'a> {
     pub report: &'a Report,
+    pub runs: Vec<RunRow>,
     pub series: Vec<SeriesRow>,
     pub latency: Vec<LatencyRow>,
 }

@@ -1,0 +1,336 @@
+//! `mmcab probe align`: flashbench's `-a` method, read-only. Where a read crosses a
+//! boundary the flash treats specially (an erase block, a page), it takes longer than a
+//! read that ends or starts exactly on that boundary.
+//!
+//! Method (flashbench `try_read_alignments`, re-implemented): `maxalign` is the smallest
+//! `2 x blocksize x 2^k` that is at least a seventh of the device; for every power of two
+//! `align` from `maxalign` down to `2 x blocksize`, and each of 7 positions `i x maxalign`
+//! (wrapping around the device's end), three reads of `blocksize` bytes are timed:
+//! *pre* ends on the boundary (`align - blocksize`), *on* straddles it
+//! (`align - blocksize / 2`), *post* starts on it (`align`). Each is repeated `tries`
+//! times, keeping per position the fastest; pre, on and post are the averages of those
+//! minima over the positions, and `diff = on - (pre + post) / 2`. flashbench reads with
+//! CLOCK_REALTIME; mmcab with the monotonic clock ([`std::time::Instant`]).
+//!
+//! The estimate ([`estimate`]) reads the diff column as flashbench's README does: the
+//! erase block is the smallest alignment still on the high plateau that every larger
+//! alignment shares; a second, smaller step below it marks a page-like boundary. Each
+//! comes with a confidence word, and with none when the timing shows no step (the
+//! emulated eMMC and loop devices have no flash timing).
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+/// Positions per alignment (flashbench's constant `count = 7`).
+pub const POSITIONS: u64 = 7;
+
+/// `mmcab probe align` options (flashbench's `--blocksize` and `--count`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AlignOptions {
+    /// Bytes per read (flashbench's default 16 KiB).
+    pub blocksize: u64,
+    /// Rounds of reads; each position keeps its fastest (flashbench's `--count`, 8).
+    pub tries: u32,
+}
+
+impl Default for AlignOptions {
+    fn default() -> Self {
+        AlignOptions {
+            blocksize: 16 << 10,
+            tries: 8,
+        }
+    }
+}
+
+/// One line of the table: times in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AlignRow {
+    pub align: u64,
+    pub pre_ns: f64,
+    pub on_ns: f64,
+    pub post_ns: f64,
+    pub diff_ns: f64,
+    /// False for a value that cannot be trusted (a published negative diff that
+    /// flashbench printed cut off); left out of the estimate.
+    #[serde(default = "yes")]
+    pub reliable: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl AlignRow {
+    pub fn new(align: u64, pre_ns: f64, on_ns: f64, post_ns: f64) -> AlignRow {
+        AlignRow {
+            align,
+            pre_ns,
+            on_ns,
+            post_ns,
+            diff_ns: on_ns - (pre_ns + post_ns) / 2.0,
+            reliable: true,
+        }
+    }
+}
+
+/// Times one read of `len` bytes at byte `pos` of the device, in nanoseconds.
+pub trait ReadTimer {
+    fn time_read(&mut self, pos: u64, len: u64) -> Result<u64>;
+}
+
+/// `maxalign` and the alignments to try, largest first.
+pub fn alignments(device_bytes: u64, blocksize: u64) -> Result<(u64, Vec<u64>)> {
+    if blocksize < 2 || !blocksize.is_power_of_two() {
+        bail!("--blocksize {blocksize}: use a power of two (flashbench: 16k, the seed: 1k)");
+    }
+    let mut maxalign = blocksize * 2;
+    while maxalign < device_bytes / POSITIONS {
+        maxalign *= 2;
+    }
+    if maxalign + blocksize > device_bytes {
+        bail!(
+            "the device holds {device_bytes} bytes, too few for reads of {blocksize} bytes \
+             around {maxalign}: use a smaller --blocksize"
+        );
+    }
+    let mut aligns = Vec::new();
+    let mut a = maxalign;
+    while a >= blocksize * 2 {
+        aligns.push(a);
+        a /= 2;
+    }
+    Ok((maxalign, aligns))
+}
+
+/// Measure every alignment; `row` is called with each line as it is done.
+pub fn measure(
+    timer: &mut dyn ReadTimer,
+    device_bytes: u64,
+    opts: &AlignOptions,
+    row: &mut dyn FnMut(&AlignRow),
+) -> Result<Vec<AlignRow>> {
+    if opts.tries == 0 {
+        bail!("--count 0: use at least 1 try");
+    }
+    let bs = opts.blocksize;
+    let (maxalign, aligns) = alignments(device_bytes, bs)?;
+    let mut rows = Vec::with_capacity(aligns.len());
+    for align in aligns {
+        let starts = [align - bs, align - bs / 2, align];
+        // Positions whose three reads fit before the device's end (all do when the
+        // device is a multiple of maxalign, as flashbench's wrap assumes).
+        let positions: Vec<u64> = (0..POSITIONS)
+            .map(|i| (i * maxalign) % device_bytes)
+            .filter(|p| p + align + bs <= device_bytes)
+            .collect();
+        if positions.is_empty() {
+            continue;
+        }
+        let mut best = vec![[u64::MAX; 3]; positions.len()];
+        for _ in 0..opts.tries {
+            for (k, start) in starts.iter().enumerate() {
+                for (i, p) in positions.iter().enumerate() {
+                    let ns = timer.time_read(p + start, bs)?;
+                    best[i][k] = best[i][k].min(ns);
+                }
+            }
+        }
+        let avg = |k: usize| best.iter().map(|b| b[k] as f64).sum::<f64>() / best.len() as f64;
+        let r = AlignRow::new(align, avg(0), avg(1), avg(2));
+        row(&r);
+        rows.push(r);
+    }
+    Ok(rows)
+}
+
+/// How sure an estimate is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// No step in the timing: nothing is claimed.
+    None,
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::None => "none",
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// A boundary read from the diff column: the smallest alignment of the high side of the
+/// clearest step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Boundary {
+    /// None when no step is clear enough to name a size.
+    pub bytes: Option<u64>,
+    pub confidence: Confidence,
+    /// Median diff at and above the boundary / below it, ns.
+    pub high_ns: f64,
+    pub low_ns: f64,
+    /// (high - low) / the robust spread of the diffs (MAD x 1.4826, pooled).
+    pub score: f64,
+    /// (high - low) / the typical read time ((pre + post) / 2, median).
+    pub relative: f64,
+    /// Alignments on each side.
+    pub n_high: usize,
+    pub n_low: usize,
+}
+
+impl Boundary {
+    fn none() -> Boundary {
+        Boundary {
+            bytes: None,
+            confidence: Confidence::None,
+            high_ns: f64::NAN,
+            low_ns: f64::NAN,
+            score: 0.0,
+            relative: 0.0,
+            n_high: 0,
+            n_low: 0,
+        }
+    }
+}
+
+/// What the table says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub erase_block: Boundary,
+    /// A second, smaller step below the erase block (flashbench's "8 KB pages ... read
+    /// two pages simultaneously"), looked for only when an erase block was found.
+    pub page: Boundary,
+    /// Median (pre + post) / 2: the time of a read that crosses nothing, ns.
+    pub read_ns: f64,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Median and MAD (median absolute deviation) of `v`.
+fn median_mad(v: &[f64]) -> (f64, f64) {
+    let mut a = v.to_vec();
+    let m = median(&mut a);
+    let mut dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    (m, median(&mut dev))
+}
+
+/// Noise floor of the spread: timings are not more exact than this fraction of a read
+/// (and a spread of 0, as three printed digits can give, would make any step "clear").
+const NOISE_FLOOR: f64 = 0.002;
+
+/// The surest, then clearest, step in `diffs` (largest alignment first) with at least
+/// `min_high` alignments above and `min_low` below; graded against `read_ns`: the two
+/// sides must not overlap, the high side must be clearly above zero (crossing a
+/// boundary costs time), and the step must stand out of the spread (`score`) and be a
+/// visible part of a read (`relative`).
+fn best_step(diffs: &[(u64, f64)], read_ns: f64, min_high: usize, min_low: usize) -> Boundary {
+    let n = diffs.len();
+    let mut best = Boundary::none();
+    for k in min_high..=n.saturating_sub(min_low) {
+        if k == 0 || k == n {
+            continue;
+        }
+        let high: Vec<f64> = diffs[..k].iter().map(|d| d.1).collect();
+        let low: Vec<f64> = diffs[k..].iter().map(|d| d.1).collect();
+        let (mh, dh) = median_mad(&high);
+        let (ml, dl) = median_mad(&low);
+        let step = mh - ml;
+        if step <= 0.0 {
+            continue;
+        }
+        let spread = (1.4826 * (dh * high.len() as f64 + dl * low.len() as f64) / n as f64)
+            .max(NOISE_FLOOR * read_ns);
+        let score = step / spread;
+        let apart = high.iter().cloned().fold(f64::INFINITY, f64::min)
+            > low.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let relative = step / read_ns;
+        // A boundary costs time: the high side must itself be clearly above zero.
+        let positive = mh > 3.0 * spread;
+        let (nh, nl) = (high.len(), low.len());
+        let confidence = if !apart || !positive {
+            Confidence::None
+        } else if score >= 8.0 && relative >= 0.05 && nh >= 3 && nl >= 3 {
+            Confidence::High
+        } else if score >= 5.0 && relative >= 0.02 && nh >= 2 && nl >= 2 {
+            Confidence::Medium
+        } else if score >= 5.0 && relative >= 0.01 {
+            Confidence::Low
+        } else {
+            Confidence::None
+        };
+        // The surest step, and of equally sure ones the clearest.
+        if (confidence, score) <= (best.confidence, best.score) {
+            continue;
+        }
+        best = Boundary {
+            bytes: (confidence > Confidence::None).then_some(diffs[k - 1].0),
+            confidence,
+            high_ns: mh,
+            low_ns: ml,
+            score,
+            relative,
+            n_high: nh,
+            n_low: nl,
+        };
+    }
+    if best.confidence == Confidence::None {
+        best.bytes = None;
+    }
+    best
+}
+
+/// Read the erase block and a page-like boundary off the table (rows in any order;
+/// unreliable rows are left out).
+pub fn estimate(rows: &[AlignRow]) -> Estimate {
+    let mut rows: Vec<&AlignRow> = rows.iter().filter(|r| r.reliable).collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.align));
+    let mut reads: Vec<f64> = rows.iter().map(|r| (r.pre_ns + r.post_ns) / 2.0).collect();
+    let read_ns = median(&mut reads);
+    let diffs: Vec<(u64, f64)> = rows.iter().map(|r| (r.align, r.diff_ns)).collect();
+    if diffs.len() < 4 || read_ns.is_nan() || read_ns <= 0.0 {
+        return Estimate {
+            erase_block: Boundary::none(),
+            page: Boundary::none(),
+            read_ns,
+        };
+    }
+    let erase_block = best_step(&diffs, read_ns, 2, 2);
+    let page = match erase_block.bytes {
+        Some(eb) => {
+            let below: Vec<(u64, f64)> = diffs.iter().filter(|d| d.0 < eb).copied().collect();
+            let mut p = best_step(&below, read_ns, 2, 1);
+            // One alignment below a step is too little to be sure of it.
+            if p.n_low < 2 && p.confidence > Confidence::Low {
+                p.confidence = Confidence::Low;
+            }
+            p
+        }
+        None => Boundary::none(),
+    };
+    Estimate {
+        erase_block,
+        page,
+        read_ns,
+    }
+}
+
+#[cfg(test)]
+#[path = "align_tests.rs"]
+mod tests;

@@ -1,0 +1,172 @@
+//! The align estimate on the BeagleBone post's published flashbench -a output (answer:
+//! 2 MiB erase blocks, as the post concludes), and on synthetic timing with known
+//! answers: clean, noisy, ambiguous, flat.
+
+use super::*;
+use crate::probe::flashbench;
+
+/// The post's `flashbench -a` output, as archived (results/reference/, see its README).
+fn seed_rows() -> Vec<AlignRow> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("results/reference/beaglebone-2013-flashbench.txt");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let p = flashbench::parse(&text).expect("parse");
+    assert_eq!(p.align.len(), 1);
+    p.align[0].rows.clone()
+}
+
+#[test]
+fn the_published_beaglebone_run_has_2_mib_erase_blocks_as_the_post_concludes() {
+    let rows = seed_rows();
+    assert_eq!(rows.len(), 19, "536870912 down to 2048");
+    assert_eq!(rows[0].align, 536_870_912);
+    assert_eq!(rows[9].diff_ns, 57_400.0);
+    let e = estimate(&rows);
+    assert_eq!(e.erase_block.bytes, Some(2 << 20), "{e:?}");
+    assert_eq!(e.erase_block.confidence, Confidence::High, "{e:?}");
+    // Below 2 MiB the diff is flat but for the last line (2048: 41.3us vs ~57us): at
+    // most a weak page-like hint, never more than low confidence.
+    assert!(e.page.confidence <= Confidence::Low, "{:?}", e.page);
+}
+
+/// A deterministic pseudo-random number in [-1, 1) (xorshift), for noise.
+fn noise(state: &mut u64) -> f64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    (*state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+}
+
+/// A model device: a read of 16 KiB takes `base` ns, `eb_cost` more when it crosses an
+/// erase block boundary, `page_cost` more when it crosses a page boundary, plus noise
+/// of +-`jitter` ns.
+struct Model {
+    base: f64,
+    eb: u64,
+    eb_cost: f64,
+    page: u64,
+    page_cost: f64,
+    jitter: f64,
+    state: u64,
+}
+
+impl ReadTimer for Model {
+    fn time_read(&mut self, pos: u64, len: u64) -> anyhow::Result<u64> {
+        let crosses = |unit: u64| unit > 0 && pos / unit != (pos + len - 1) / unit;
+        let mut t = self.base;
+        if crosses(self.eb) {
+            t += self.eb_cost;
+        }
+        if crosses(self.page) {
+            t += self.page_cost;
+        }
+        t += self.jitter * noise(&mut self.state);
+        Ok(t.max(1.0) as u64)
+    }
+}
+
+fn model(eb: u64, eb_cost: f64, page: u64, page_cost: f64, jitter: f64) -> Model {
+    Model {
+        base: 400_000.0,
+        eb,
+        eb_cost,
+        page,
+        page_cost,
+        jitter,
+        state: 0x2545_f491_4f6c_dd1d,
+    }
+}
+
+fn measured(m: &mut Model, tries: u32) -> Vec<AlignRow> {
+    let opts = AlignOptions {
+        blocksize: 16 << 10,
+        tries,
+    };
+    measure(m, 1 << 30, &opts, &mut |_| {}).expect("measure")
+}
+
+#[test]
+fn the_method_reads_before_across_and_after_each_boundary() {
+    let (maxalign, aligns) = alignments(1 << 30, 16 << 10).unwrap();
+    assert_eq!(maxalign, 256 << 20, "smallest 2^k >= 1 GiB / 7");
+    assert_eq!(aligns.first(), Some(&(256 << 20)));
+    assert_eq!(aligns.last(), Some(&(32 << 10)));
+    // The seed's device and options: 1920991232 bytes, --blocksize=1024.
+    let (maxalign, aligns) = alignments(1_920_991_232, 1024).unwrap();
+    assert_eq!((maxalign, aligns.len()), (536_870_912, 19));
+}
+
+#[test]
+fn a_clean_model_gives_its_erase_block_and_page() {
+    let rows = measured(&mut model(4 << 20, 300_000.0, 128 << 10, 60_000.0, 0.0), 2);
+    let e = estimate(&rows);
+    assert_eq!(e.erase_block.bytes, Some(4 << 20), "{e:?}");
+    assert_eq!(e.erase_block.confidence, Confidence::High);
+    assert_eq!(e.page.bytes, Some(128 << 10), "{:?}", e.page);
+    assert!(e.page.confidence >= Confidence::Medium, "{:?}", e.page);
+    // A page step with only one alignment below it (64 KiB pages, reads of 16 KiB:
+    // only 32 KiB is below): named, but with low confidence.
+    let rows = measured(&mut model(4 << 20, 300_000.0, 64 << 10, 60_000.0, 0.0), 2);
+    let page = estimate(&rows).page;
+    assert_eq!(
+        (page.bytes, page.confidence),
+        (Some(64 << 10), Confidence::Low)
+    );
+}
+
+/// Noise of +-50 us on reads of 400 us, with the boundary costing 150 us: minimum of 8
+/// tries still finds it.
+#[test]
+fn a_noisy_model_still_gives_its_erase_block() {
+    let rows = measured(&mut model(2 << 20, 150_000.0, 0, 0.0, 50_000.0), 8);
+    let e = estimate(&rows);
+    assert_eq!(e.erase_block.bytes, Some(2 << 20), "{e:?}");
+    assert!(e.erase_block.confidence >= Confidence::Medium, "{e:?}");
+    assert_eq!(e.page.bytes, None, "no page in the model: {:?}", e.page);
+}
+
+/// A boundary that costs less than the noise: nothing claimed with any confidence
+/// beyond low.
+#[test]
+fn an_ambiguous_model_is_not_claimed_with_confidence() {
+    let rows = measured(&mut model(2 << 20, 4_000.0, 0, 0.0, 60_000.0), 1);
+    let e = estimate(&rows);
+    assert!(e.erase_block.confidence <= Confidence::Low, "{e:?}");
+}
+
+/// No flash timing (an emulated card, a loop device): no boundary at all.
+#[test]
+fn a_flat_model_has_no_boundary() {
+    for jitter in [0.0, 2_000.0, 40_000.0] {
+        let rows = measured(&mut model(0, 0.0, 0, 0.0, jitter), 4);
+        let e = estimate(&rows);
+        assert_eq!(e.erase_block.bytes, None, "jitter {jitter}: {e:?}");
+        assert_eq!(e.erase_block.confidence, Confidence::None);
+        assert_eq!(e.page.bytes, None);
+    }
+}
+
+/// A diff that grows smoothly with the alignment (drift, not a step): no high claim.
+#[test]
+fn a_ramp_is_not_a_step() {
+    let rows: Vec<AlignRow> = (15..=28)
+        .map(|k| {
+            let d = f64::from(k - 15) * 5_000.0;
+            AlignRow::new(1 << k, 400_000.0, 400_000.0 + d, 400_000.0)
+        })
+        .collect();
+    let e = estimate(&rows);
+    assert!(e.erase_block.confidence <= Confidence::Low, "{e:?}");
+}
+
+/// Unreliable rows (cut-off negative diffs) are left out; too few rows: no estimate.
+#[test]
+fn unreliable_and_too_few_rows() {
+    let mut rows = seed_rows();
+    for r in rows.iter_mut().skip(3).take(4) {
+        r.reliable = false;
+        r.diff_ns = -1e9;
+    }
+    assert_eq!(estimate(&rows).erase_block.bytes, Some(2 << 20));
+    assert_eq!(estimate(&seed_rows()[..3]).erase_block.bytes, None);
+}

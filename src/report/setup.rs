@@ -1,0 +1,251 @@
+//! What was run, so that a report stands alone in a mail: per config its knob settings
+//! and the bus settings (width, timing, clock) read from debugfs `ios` when the config
+//! was first verified, before its first run; per workload the parameters of its jobs in
+//! fio's words (iozone's for `rw = "iozone"` jobs), with `--scale-down` applied.
+//! Everything comes from meta.json: the configs' recorded `ios` and the plan's text.
+
+use super::model::SetupSection;
+use crate::device::Ios;
+use crate::plan::spec::Plan;
+use crate::record::Meta;
+use crate::workload::job::scaled;
+use crate::workload::spec::{Engine, JobSpec, Pattern, Rw, WorkloadSpec};
+use std::time::Duration;
+
+/// A size as fio writes it: `4k`, `1M`, `256M`, `1G` (binary multiples, as fio reads
+/// them), or bytes.
+pub fn fio_size(bytes: u64) -> String {
+    for (shift, unit) in [(30, "G"), (20, "M"), (10, "k")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+fn fio_time(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+fn hz(v: u64) -> String {
+    let mhz = v as f64 / 1e6;
+    let text = format!("{mhz:.3}");
+    format!("{} MHz", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// `8-bit, mmc high-speed, 52 MHz` (and the actual clock when the host reports another).
+pub fn bus_text(ios: &Ios) -> String {
+    let mut t = format!(
+        "{}-bit, {}, {}",
+        ios.bus_width_bits,
+        ios.timing,
+        hz(ios.clock_hz)
+    );
+    if let Some(actual) = ios.actual_clock_hz.filter(|a| *a != ios.clock_hz) {
+        t.push_str(&format!(" (actual {})", hz(actual)));
+    }
+    t
+}
+
+/// One line per config: `bus8: bus-width=8; 8-bit, mmc high-speed, 52 MHz`.
+pub fn config_section(meta: &Meta, configs: &[String]) -> SetupSection {
+    let lines = configs
+        .iter()
+        .map(|name| {
+            let recorded = meta.configs.iter().find(|c| &c.name == name);
+            let knobs = match recorded {
+                Some(c) if !c.knobs.is_empty() => c
+                    .knobs
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => "the device as found".to_string(),
+            };
+            let bus = match (recorded.and_then(|c| c.ios.as_ref()), &meta.device) {
+                (Some(ios), _) => bus_text(ios),
+                (None, None) => "no bus settings (the target is not an MMC card)".into(),
+                (None, Some(_)) => "bus settings not recorded".into(),
+            };
+            format!("{name}: {knobs}; {bus}")
+        })
+        .collect();
+    SetupSection {
+        title: "Configs (bus width, timing, clock from ios before the first run):".into(),
+        lines,
+    }
+}
+
+/// The parameters of one job in fio's words (iozone's for iozone jobs).
+pub fn job_words(job: &JobSpec) -> String {
+    if job.rw.is_iozone() {
+        return iozone_words(job);
+    }
+    let mut w: Vec<String> = vec![format!("rw={}", job.rw.as_str())];
+    if let Some(p) = job.rwmixread {
+        w.push(format!("rwmixread={p}"));
+    }
+    w.push(format!("bs={}", fio_size(job.bs)));
+    if let Some(s) = job.size {
+        w.push(format!("size={}", fio_size(s)));
+    }
+    if let Some(s) = job.io_size {
+        w.push(format!("io_size={}", fio_size(s)));
+    }
+    if job.offset > 0 {
+        w.push(format!("offset={}", fio_size(job.offset)));
+    }
+    if job.numjobs > 1 {
+        w.push(format!("numjobs={}", job.numjobs));
+        if job.offset_increment > 0 {
+            w.push(format!(
+                "offset_increment={}",
+                fio_size(job.offset_increment)
+            ));
+        }
+    }
+    w.push(format!("direct={}", u8::from(job.direct)));
+    w.push(format!(
+        "ioengine={}",
+        match job.engine {
+            Engine::Sync => "psync",
+            Engine::IoUring => "io_uring",
+            // No fio engine does this: mmcab's CMD23 + CMD18/CMD25 through the MMC ioctl.
+            Engine::Ioctl => "mmc-ioctl(mmcab)",
+        }
+    ));
+    w.push(format!("iodepth={}", job.iodepth));
+    if let Some(r) = job.ramp_time {
+        w.push(format!("ramp_time={}", fio_time(r)));
+    }
+    if let Some(r) = job.runtime {
+        w.push(format!("runtime={}", fio_time(r)));
+    }
+    if job.time_based {
+        w.push("time_based".into());
+    }
+    if job.fsync > 0 {
+        w.push(format!("fsync={}", job.fsync));
+    }
+    if job.end_fsync {
+        w.push("end_fsync=1".into());
+    }
+    if job.pattern == Pattern::Zeros {
+        w.push("zero_buffers".into());
+    }
+    if job.verify {
+        w.push("verify=crc32".into());
+    }
+    w.join(" ")
+}
+
+/// `iozone -i 0 -i 2 -r 4k -s 100m -I -e`: `-i 0` for rw = "iozone" (not for
+/// "iozone-random"), -I for direct, -e for end_fsync.
+fn iozone_words(job: &JobSpec) -> String {
+    let size = job.size.unwrap_or(0);
+    let tests = if job.rw == Rw::Iozone {
+        "-i 0 -i 2"
+    } else {
+        "-i 2"
+    };
+    let mut w = format!(
+        "iozone {tests} -r {} -s {}",
+        fio_size(job.bs).to_lowercase(),
+        fio_size(size).to_lowercase()
+    );
+    if job.direct {
+        w.push_str(" -I");
+    }
+    if job.end_fsync {
+        w.push_str(" -e");
+    }
+    if job.numjobs > 1 {
+        w.push_str(&format!(" (x{} files)", job.numjobs));
+    }
+    w
+}
+
+/// One line per workload: `seq-write: dd-write: rw=write bs=1M ...`, one job after the
+/// other (`; `) when it has several.
+pub fn workload_lines(spec: &WorkloadSpec, scale_down: u32) -> String {
+    let jobs: Vec<String> = spec
+        .job
+        .iter()
+        .map(|j| format!("{}: {}", j.name, job_words(&scaled(j, scale_down))))
+        .collect();
+    let window = if spec.shared_window {
+        "; all jobs in one time window (each wraps until the longest is done)"
+    } else {
+        ""
+    };
+    format!("{}: {}{window}", spec.name, jobs.join("; "))
+}
+
+/// One line per workload measured, from the plan recorded in meta.json.
+pub fn workload_section(meta: &Meta, workloads: &[String]) -> SetupSection {
+    let scale = meta.scale_down.unwrap_or(1).max(1);
+    let title = if scale > 1 {
+        format!("Workloads (fio's words; sizes after --scale-down {scale}):")
+    } else {
+        "Workloads (fio's words):".to_string()
+    };
+    let lines = match toml::from_str::<Plan>(&meta.plan_text) {
+        Ok(plan) => workloads
+            .iter()
+            .map(|w| match plan.workload(w) {
+                Some(spec) => workload_lines(spec, scale),
+                None => format!("{w}: not in the recorded plan"),
+            })
+            .collect(),
+        Err(_) => vec!["parameters not recorded: meta.json's plan_text is not a plan".into()],
+    };
+    SetupSection { title, lines }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(text: &str) -> JobSpec {
+        let w: WorkloadSpec =
+            toml::from_str(&format!("name = \"w\"\n[[job]]\nname = \"j\"\n{text}\n")).unwrap();
+        w.validate().unwrap();
+        w.job[0].clone()
+    }
+
+    #[test]
+    fn jobs_in_fio_words() {
+        assert_eq!(
+            job_words(&job(
+                "rw = \"write\"\nbs = \"1MiB\"\nsize = \"4MiB\"\npattern = \"zeros\"\nend_fsync = true"
+            )),
+            "rw=write bs=1M size=4M direct=1 ioengine=psync iodepth=1 end_fsync=1 zero_buffers"
+        );
+        assert_eq!(
+            job_words(&job(
+                "rw = \"randread\"\nengine = \"io_uring\"\niodepth = 32\nruntime = \"10s\""
+            )),
+            "rw=randread bs=4k direct=1 ioengine=io_uring iodepth=32 runtime=10s"
+        );
+        assert_eq!(
+            job_words(&scaled(
+                &job("rw = \"iozone-random\"\nsize = \"100MiB\"\nend_fsync = true"),
+                1
+            )),
+            "iozone -i 2 -r 4k -s 100m -I -e"
+        );
+        assert_eq!(
+            job_words(&job(
+                "rw = \"iozone\"\nbs = \"8k\"\nsize = \"1M\"\ndirect = false"
+            )),
+            "iozone -i 0 -i 2 -r 8k -s 1m"
+        );
+        assert_eq!(fio_size(1536), "1536");
+        assert_eq!(hz(52_000_000), "52 MHz");
+        assert_eq!(hz(25_500_000), "25.5 MHz");
+    }
+}

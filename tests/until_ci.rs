@@ -1,0 +1,159 @@
+//! `mmcab run --until-ci PCT --max-repeat N` on a regular file (no root): workloads stop
+//! once every config's mean is known to PCT%, configs together and in interleaved
+//! order; the results directory records the rule and reads back into a report.
+
+use mmcab::record::{Meta, RunRow, GROUP_JOB};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
+
+/// Two configs (a command knob keeping its value in a file) and two short time-based
+/// workloads on a file.
+fn plan(dir: &Path) -> std::path::PathBuf {
+    let marker = dir.join("marker");
+    std::fs::write(&marker, "a\n").unwrap();
+    let m = marker.display();
+    let text = format!(
+        r#"
+name = "until-ci"
+seed = 3
+
+[[knob]]
+name = "marker"
+kind = "command"
+read = "cat {m}"
+apply = "echo {{value}} > {m}"
+
+[[config]]
+name = "A"
+marker = "a"
+
+[[config]]
+name = "B"
+marker = "b"
+
+[[workload]]
+name = "read"
+[[workload.job]]
+name = "r"
+rw = "read"
+bs = "64KiB"
+size = "4MiB"
+direct = false
+runtime = "150ms"
+time_based = true
+
+[[workload]]
+name = "write"
+[[workload.job]]
+name = "w"
+rw = "write"
+bs = "64KiB"
+size = "4MiB"
+direct = false
+runtime = "150ms"
+time_based = true
+"#
+    );
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn workloads_stop_together_once_their_ci_is_narrow_enough() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(dir.path());
+    let out_dir = dir.path().join("res");
+    let target = dir.path().join("target.img");
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&plan)
+        .arg("--device")
+        .arg(&target)
+        .args(["--until-ci", "100", "--max-repeat", "6", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("until-ci 100%:") && stdout.contains("of 24 runs"),
+        "{stdout}"
+    );
+
+    let meta: Meta =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
+    assert_eq!((meta.until_ci_pct, meta.repetitions), (Some(100.0), 6));
+    assert!(meta.finished_unix_s.is_some());
+
+    let rows: Vec<RunRow> = csv::Reader::from_path(out_dir.join("runs.csv"))
+        .unwrap()
+        .deserialize()
+        .map(Result::unwrap)
+        .filter(|r: &RunRow| r.job == GROUP_JOB)
+        .collect();
+    // Per workload: the runs of A and B, in order.
+    let mut per: BTreeMap<&str, Vec<(&str, u32, u32)>> = BTreeMap::new();
+    for r in &rows {
+        per.entry(&r.workload)
+            .or_default()
+            .push((&r.config, r.repetition, r.run));
+    }
+    assert_eq!(per.len(), 2);
+    let mut stopped_early = 0;
+    for (workload, runs) in &per {
+        let count = |c: &str| runs.iter().filter(|(x, _, _)| *x == c).count();
+        assert_eq!(count("A"), count("B"), "{workload}: configs stop together");
+        let reps = count("A");
+        assert!((3..=6).contains(&reps), "{workload}: {reps} repetitions");
+        // The first rounds of the fixed design, interleaved: A B A B ...
+        let configs: Vec<&str> = runs.iter().map(|(c, _, _)| *c).collect();
+        assert_eq!(configs, ["A", "B"].repeat(reps), "{workload}");
+        let repetitions: Vec<u32> = runs.iter().map(|(_, r, _)| *r).collect();
+        let rounds: Vec<u32> = (1..=reps as u32).flat_map(|r| [r, r]).collect();
+        assert_eq!(repetitions, rounds, "{workload}");
+        if reps < 6 {
+            stopped_early += 1;
+            assert!(
+                stderr.contains(&format!("mmcab: {workload}: 95% CI")),
+                "{stderr}"
+            );
+        }
+    }
+    // A 95% CI within 100% of the mean after 3 repetitions needs a CV under about
+    // 40%: both workloads are far steadier than that.
+    assert!(stopped_early >= 1, "{stdout}\n{stderr}");
+
+    let report = Command::new(MMCAB)
+        .arg("report")
+        .arg(&out_dir)
+        .env("MMCAB_CALIBRATION_DIR", "/nonexistent/mmcab-calibration")
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+}
+
+#[test]
+fn until_ci_refuses_the_blocked_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(dir.path());
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&plan)
+        .args(["--dry-run", "--until-ci", "2", "--order", "blocked"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("use --order interleaved or random"),
+        "{stderr}"
+    );
+}
