@@ -7,6 +7,7 @@
 //! [`compare`] merges results dirs as boots, [`across`] tests their changes with boots
 //! as the unit, [`calibration`] stores a board's boot-to-boot spread, [`correction`]
 //! adjusts the p-values of a report together.
+//! [`evidence`] is the kernel evidence beside the numbers (mail lines, markdown section).
 
 pub mod across;
 pub mod calibration;
@@ -14,6 +15,7 @@ pub mod chart;
 pub mod compare;
 pub mod correction;
 pub mod csv;
+pub mod evidence;
 pub mod json;
 pub mod load;
 pub mod markdown;
@@ -75,9 +77,15 @@ fn remove_old_charts(out: &Path) -> Result<()> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let ours = ["bars-", "throughput-", "latency-cdf-", "sweep-"]
-            .iter()
-            .any(|p| name.starts_with(p))
+        let ours = [
+            "bars-",
+            "throughput-",
+            "latency-cdf-",
+            "sweep-",
+            "request-sizes",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
             && (name.ends_with(".svg") || name.ends_with(".png"));
         if ours {
             std::fs::remove_file(&path)
