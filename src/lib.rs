@@ -25,3 +25,9 @@ pub mod runner;
 pub mod stats;
 pub mod units;
 pub mod workload;
+
+/// The end-to-end tests' loop device (detached on drop, also when a test fails), for the
+/// unit tests that need a real block device.
+#[cfg(test)]
+#[path = "../tests/common/loop_device.rs"]
+pub(crate) mod test_loop_device;

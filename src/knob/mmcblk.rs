@@ -258,19 +258,8 @@ mod tests {
     #[test]
     #[ignore = "needs root: loop devices"]
     fn another_process_holding_the_device_is_named_and_this_one_is_not() {
-        let image = tempfile::NamedTempFile::new_in("/dev/shm").unwrap();
-        image.as_file().set_len(1 << 20).unwrap();
-        let out = std::process::Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(image.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let node = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        let device = crate::test_loop_device::LoopDevice::new(1 << 20);
+        let node = device.dev.clone();
         let dev = std::fs::metadata(&node).unwrap().rdev();
         // This process holding it does not count: the runner closes its own handle.
         let own = std::fs::File::open(&node).unwrap();
@@ -284,11 +273,6 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         drop(own);
-        std::process::Command::new("losetup")
-            .arg("-d")
-            .arg(&node)
-            .status()
-            .unwrap();
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
             found[0].starts_with(&format!(

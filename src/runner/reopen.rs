@@ -98,19 +98,8 @@ mod tests {
     #[ignore = "needs root: loop devices and mknod"]
     fn a_block_device_that_does_not_come_back_is_not_taken_for_a_new_file() {
         use std::os::unix::fs::MetadataExt;
-        let image = tempfile::NamedTempFile::new_in("/dev/shm").unwrap();
-        image.as_file().set_len(1 << 20).unwrap();
-        let out = std::process::Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(image.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let node = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        let device = crate::test_loop_device::LoopDevice::new(1 << 20);
+        let node = device.dev.clone();
         // A node of our own for the disk, which the "rebind" then takes away.
         let dir = tempfile::tempdir_in("/dev/shm").unwrap();
         let ours = dir.path().join("disk");
@@ -127,11 +116,6 @@ mod tests {
         slot.close();
         std::fs::remove_file(&ours).unwrap();
         let err = slot.reopen().unwrap_err().to_string();
-        std::process::Command::new("losetup")
-            .arg("-d")
-            .arg(&node)
-            .status()
-            .unwrap();
         assert!(err.contains("did not come back as a block device"), "{err}");
         assert!(!ours.exists(), "no file was created in its place");
         assert!(slot.get().is_err());
