@@ -2,18 +2,20 @@
 //!
 //! The pipeline, in the order data flows (see README.md):
 //! [`plan`] file -> [`runner`]: [`device`] (identity, ios, EXT_CSD) -> [`knob`] (snapshot,
-//! apply, verify) -> [`workload`] (run the jobs, measure) -> [`record`] (runs.csv,
-//! meta.json) -> [`knob`] restore; then [`stats`] -> [`report`].
+//! apply, verify) -> [`workload`] (run the jobs, measure) with [`evidence`] around it
+//! (block stat, mmc trace) -> [`record`] (runs.csv, evidence.csv, meta.json) -> [`knob`]
+//! restore; then [`stats`] -> [`report`].
 //!
 //! Layers, imports pointing down: [`cli`] (clap, all printing) -> [`runner`] -> [`knob`],
-//! [`workload`], [`record`], [`plan`] -> [`device`] -> `linux-uapi`; [`report`] and
-//! [`stats`] read [`record`]. [`probe`] (flash geometry, flashbench's methods) sits
-//! beside [`runner`]: it uses [`device`] and [`workload`]'s target, and [`report`]
-//! renders its records. Nothing below [`cli`] imports it or prints.
+//! [`workload`], [`record`], [`plan`] -> [`evidence`] -> [`device`] -> `linux-uapi`;
+//! [`report`] and [`stats`] read [`record`]. [`probe`] (flash geometry, flashbench's
+//! methods) sits beside [`runner`]: it uses [`device`] and [`workload`]'s target, and
+//! [`report`] renders its records. Nothing below [`cli`] imports it or prints.
 #![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod device;
+pub mod evidence;
 pub mod export;
 pub mod knob;
 pub mod plan;
@@ -24,3 +26,9 @@ pub mod runner;
 pub mod stats;
 pub mod units;
 pub mod workload;
+
+/// The end-to-end tests' loop device (detached on drop, also when a test fails), for the
+/// unit tests that need a real block device.
+#[cfg(test)]
+#[path = "../tests/common/loop_device.rs"]
+pub(crate) mod test_loop_device;

@@ -120,15 +120,7 @@ cat {CAPS} > /out/caps-after; cat {CONTROL} > /out/control-after; cat {IOS} > /o
     assert!(run.out_text("ios-after").contains("bus width:\t3 (8 bits)"));
     // Knobs listed: bus width switchable, packing unavailable with the reasons.
     let knobs = run.out_json("knobs.json");
-    let knob = |name: &str| {
-        knobs["knobs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|k| k["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let knob = |name: &str| testbed::knob(&knobs, name);
     assert_eq!(knob("bus-width")["available"], true);
     assert_eq!(knob("bus-width")["value"], "8");
     let packing = knob("packing");
@@ -177,12 +169,7 @@ mmcab run boot.toml --device /dev/mmcblk0 --allow-write --repeat 2 --label dtb4 
         "I/O happened"
     );
     let knobs = dtb4.out_json("knobs.json");
-    let bus = knobs["knobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["name"] == "bus-width")
-        .unwrap();
+    let bus = testbed::knob(&knobs, "bus-width");
     assert_eq!(bus["available"], false);
     assert_eq!(bus["value"], "4");
 

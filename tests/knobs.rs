@@ -115,7 +115,15 @@ fn emulated_emmc_on_linux_7_has_bus_width_and_explains_the_rest() {
         !cqe.available && cqe.reason.contains("CMDQ_SUPPORT = 0"),
         "{cqe:?}"
     );
-    assert_eq!(cqe.value.as_deref(), Some("0"));
+    assert_eq!(cqe.value.as_deref(), Some("off"), "cmdq_en 0");
+    assert!(
+        cqe.reason.contains("the host has no command queue engine")
+            && cqe.reason.contains("MMC_CAP2_CQE"),
+        "{cqe:?}"
+    );
+    // The card can do CMD23 and the host came up with it (caps bit 30).
+    let cmd23 = find(&statuses, "cmd23");
+    assert_eq!(cmd23.value.as_deref(), Some("on"), "{cmd23:?}");
     let cache = find(&statuses, "cache");
     assert!(
         !cache.available && cache.reason.contains("CACHE_SIZE = 0"),
@@ -141,10 +149,25 @@ fn linux_6_12_says_bus_width_is_an_across_boots_ab() {
     let bus = find(&statuses, "bus-width");
     assert!(!bus.available);
     assert_eq!(bus.value.as_deref(), Some("4"), "current width still shown");
+    // CMD23 came with the same change of debugfs caps: not on 6.12.
+    let cmd23 = find(&statuses, "cmd23");
+    assert!(!cmd23.available, "{cmd23:?}");
+    assert!(
+        cmd23
+            .reason
+            .contains("not switchable at run time on this kernel")
+            && cmd23.reason.contains("MMC_CAP_CMD23"),
+        "{cmd23:?}"
+    );
+    assert_eq!(
+        cmd23.value.as_deref(),
+        Some("on"),
+        "current setting still shown"
+    );
 }
 
 #[test]
-fn packing_on_a_vendor_kernel_layout_switches_verifies_restores_and_proves() {
+fn packing_on_a_vendor_kernel_layout_switches_verifies_and_restores() {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(Path::new(&format!("{FIXTURES}/vendor-packing")), dir.path());
     let paths = paths_under(dir.path(), "sys/devices/msm_sdcc.1/mmc_host/mmc0/mmc0:0001");
@@ -173,25 +196,14 @@ fn packing_on_a_vendor_kernel_layout_switches_verifies_restores_and_proves() {
         .to_string()
         .contains("MAX_PACKED_WRITES = 63"));
     knob.snapshot().unwrap();
+    // Statistics found enabled stay as they are (the runner's evidence reads them).
+    assert!(std::fs::read_to_string(&stats)
+        .unwrap()
+        .contains("Packed 2 reqs - 14 times"));
     let value = knob.normalize("4").unwrap();
     knob.apply(&value).unwrap();
     knob.verify("4").unwrap();
     assert_eq!(std::fs::read_to_string(&attribute).unwrap().trim(), "4");
-
-    let before = knob.evidence().unwrap().unwrap();
-    // Stand in for the kernel: a run packed 5 more pairs and 1 more group of 17.
-    let after = before
-        .replace("Packed 2 reqs - 14 times", "Packed 2 reqs - 19 times")
-        .replace("Packed 17 reqs - 2 times", "Packed 17 reqs - 3 times");
-    std::fs::write(&stats, &after).unwrap();
-    let now = knob.evidence().unwrap().unwrap();
-    assert_eq!(
-        knob.evidence_delta(&before, &now),
-        "wr_pack_stats: +6 packed writes (2 reqs: +5, 17 reqs: +1)"
-    );
-    assert!(knob
-        .evidence_delta(&now, &now)
-        .contains("no packed writes during this run"));
 
     knob.restore().unwrap();
     assert_eq!(std::fs::read_to_string(&attribute).unwrap().trim(), "17");

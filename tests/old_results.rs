@@ -44,13 +44,17 @@ fn mmcab(args: &[&Path]) -> Output {
 fn copy_fixture(tmp: &Path, boot: &str) -> PathBuf {
     let from = fixtures().join(format!("results-v0.1-emmc-{boot}"));
     let to = tmp.join(format!("results-v0.1-emmc-{boot}"));
-    copy_files(&from, &to);
+    assert_eq!(
+        copy_files(&from, &to),
+        5,
+        "{}: runs, series, latency, meta, restore.sh",
+        from.display()
+    );
     to
 }
 
-/// Copies the five files of a results directory (runs, series, latency, meta,
-/// restore.sh; not the report subdirectory).
-fn copy_files(from: &Path, to: &Path) {
+/// Copies the files of a results directory (not the report subdirectory); how many.
+fn copy_files(from: &Path, to: &Path) -> usize {
     std::fs::create_dir_all(to).expect("mkdir");
     let mut copied = 0;
     for entry in std::fs::read_dir(from).expect("read results dir") {
@@ -60,12 +64,7 @@ fn copy_files(from: &Path, to: &Path) {
             copied += 1;
         }
     }
-    assert_eq!(
-        copied,
-        5,
-        "{}: runs, series, latency, meta, restore.sh",
-        from.display()
-    );
+    copied
 }
 
 fn read(path: &Path) -> String {
@@ -189,7 +188,9 @@ fn in_the_guest_info_is_what_v0_1_printed_and_new_results_compare_with_old() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let old = copy_fixture(tmp.path(), "boot1");
     let now = tmp.path().join("now");
-    copy_files(&run.out_dir.join("ab"), &now);
+    // Recorded now: the 0.1.0 files plus the kernel evidence.
+    assert_eq!(copy_files(&run.out_dir.join("ab"), &now), 7);
+    assert!(now.join("evidence.csv").is_file() && now.join("request_sizes.csv").is_file());
     let text = ok(mmcab(&[Path::new("compare"), &old, &now]));
     assert!(
         text.contains("now/bus8 vs boot1/bus8:") && text.contains("now/bus4 vs boot1/bus4:"),

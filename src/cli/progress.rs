@@ -46,13 +46,13 @@ impl Events for Output {
             } => {
                 if run.mode == Mode::Recorded {
                     self.advance(&run_line(&run, verified, result));
-                    for row in evidence {
-                        self.progress_line(&format!("  {}: {}", row.knob, row.evidence));
-                    }
                     // Shown even with --quiet, like warnings (also in verify_errors.csv).
                     for line in verify_lines(&run, result) {
                         self.line(&line);
                     }
+                }
+                if let Some(evidence) = evidence {
+                    self.progress_line(&format!("  kernel: {}", evidence.summary()));
                 }
             }
             Event::Converged { stop } => {

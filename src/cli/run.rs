@@ -93,6 +93,10 @@ pub struct RunArgs {
     /// Print the expanded matrix and exit without touching the device
     #[arg(long)]
     pub dry_run: bool,
+    /// Collect no kernel evidence around the runs (block stat deltas, mmc trace events,
+    /// wr_pack_stats)
+    #[arg(long)]
+    pub no_evidence: bool,
     /// Packed ioctl writes: take it that this kernel sends a user CMD23 as the write's
     /// SET_BLOCK_COUNT (commit 4d0c8d0aef63) when mmcab cannot check it
     #[arg(long)]
@@ -125,6 +129,7 @@ impl From<&RunArgs> for RunOptions {
             max_repeat: args.max_repeat,
             force: args.force,
             dry_run: args.dry_run,
+            no_evidence: args.no_evidence,
             assume_cmd23_passthrough: args.assume_cmd23_passthrough,
         }
     }

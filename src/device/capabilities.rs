@@ -12,12 +12,16 @@ use serde_json::{json, Map, Value};
 pub const MMC_CAP_4_BIT_DATA: u32 = 1 << 0;
 pub const MMC_CAP_8_BIT_DATA: u32 = 1 << 6;
 pub const MMC_CAP_AGGRESSIVE_PM: u32 = 1 << 7;
+/// `MMC_CAP_CMD23`: the host can send CMD23 SET_BLOCK_COUNT before multi-block transfers.
+pub const MMC_CAP_CMD23: u32 = 1 << 30;
 /// `MMC_CAP2_CQE`: the host has an eMMC command queue engine.
 pub const MMC_CAP2_CQE: u32 = 1 << 23;
 
 /// First kernel whose debugfs `caps` accepts bus-width bits: the change was merged
 /// after 6.18. Seen: 6.12 refuses with EINVAL, 7.2 accepts (docs/kernel-facts.md).
 pub const BUS_WIDTH_CAPS_WRITABLE_SINCE: (u32, u32) = (6, 19);
+/// The same change let `caps` take MMC_CAP_CMD23 and `caps2` MMC_CAP2_CQE.
+pub const CMD23_CQE_CAPS_WRITABLE_SINCE: (u32, u32) = BUS_WIDTH_CAPS_WRITABLE_SINCE;
 
 /// One verdict of `capabilities` in `mmcab info --json`: `supported`, `reason` and the
 /// numbers behind it, all as keys of one JSON object in alphabetical order.

@@ -61,3 +61,21 @@ pub struct MmcPaths {
     /// `/sys/kernel/debug/mmc0/mmc0:0001`.
     pub card_debugfs: PathBuf,
 }
+
+#[cfg(test)]
+impl MmcPaths {
+    /// The paths of the testbed's card (`mmcblk0` on `mmc0:0001` of host `mmc0`) laid
+    /// out under `root` (dev/, sys/, debug/), for tests that build a fake tree.
+    pub(crate) fn under(root: &std::path::Path) -> MmcPaths {
+        MmcPaths {
+            dev_node: root.join("dev/mmcblk0"),
+            disk: "mmcblk0".into(),
+            block_sysfs: root.join("sys/block/mmcblk0"),
+            card_sysfs: root.join("sys/bus/mmc/devices/mmc0:0001"),
+            card: "mmc0:0001".into(),
+            host: "mmc0".into(),
+            host_debugfs: root.join("debug/mmc0"),
+            card_debugfs: root.join("debug/mmc0/mmc0:0001"),
+        }
+    }
+}

@@ -1,9 +1,10 @@
-//! The knobs users name in plans (`bus-width`, `packing`, `cqe`, `cache`) and custom
+//! The knobs users name in plans (`bus-width`, `packing`, `cmd23`, `cqe`, `cache`) and custom
 //! `[[knob]]` declarations, resolved against one device. Each built-in is either a knob
 //! or an [`Unavailable`] that says why and what to do instead, decided from the kernel
 //! and the card before anything is written.
 
 use super::attribute::AttributeKnob;
+use super::cap_bit::{CapBitKnob, Which};
 use super::caps::{caps_bus_width, BusWidthKnob, HostCaps};
 use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
 use super::packing::{self, PackingKnob};
@@ -14,7 +15,10 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::path::Path;
 
-use crate::device::capabilities::{kernel_release, kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE};
+use crate::device::capabilities::{
+    kernel_release, kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE, CMD23_CQE_CAPS_WRITABLE_SINCE,
+    MMC_CAP2_CQE, MMC_CAP_CMD23,
+};
 
 /// A device and the kernel driving it, as the knobs see them.
 #[derive(Debug, Clone)]
@@ -89,11 +93,30 @@ pub const BUILTINS: &[Builtin] = &[
         show: packing::describe,
     },
     Builtin {
+        name: "cmd23",
+        values: "on, off (on when the host came up without it: --force)",
+        resolve: cmd23,
+        note: |_| {
+            "debugfs caps bit 30 (MMC_CAP_CMD23), then the mmcblk driver is rebound (the disk \
+             is closed and reopened); verified by a probe read in the trace (sbc_opcode)"
+                .to_string()
+        },
+        current: |env| {
+            let caps = HostCaps::new(&env.paths).read_caps().ok()?;
+            Some(on_off(caps & MMC_CAP_CMD23 != 0))
+        },
+        show: str::to_string,
+    },
+    Builtin {
         name: "cqe",
         values: "on, off",
         resolve: cqe,
         note: |_| String::new(),
-        current: |env| super::attribute::read_attribute(&env.paths.card_sysfs.join("cmdq_en")).ok(),
+        current: |env| {
+            let en =
+                super::attribute::read_attribute(&env.paths.card_sysfs.join("cmdq_en")).ok()?;
+            Some(on_off(en == "1"))
+        },
         show: str::to_string,
     },
     Builtin {
@@ -210,35 +233,125 @@ fn packing(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     )))
 }
 
-fn cqe(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
+fn on_off(on: bool) -> String {
+    if on { "on" } else { "off" }.to_string()
+}
+
+/// Why the caps of this kernel cannot take CMD23/CQE, or the rebind cannot be done.
+fn caps_bit_blockers(env: &KnobEnv, what: &str, force: bool) -> Vec<String> {
+    let mut reasons = Vec::new();
+    let host = HostCaps::new(&env.paths);
+    if !host.caps.exists() {
+        reasons.push(format!(
+            "{} does not exist: mount debugfs (mount -t debugfs none /sys/kernel/debug) and run \
+             as root",
+            host.caps.display()
+        ));
+    }
+    match kernel_version(&env.kernel_release) {
+        Some(v) if v >= CMD23_CQE_CAPS_WRITABLE_SINCE || force => {}
+        _ => reasons.push(format!(
+            "not switchable at run time on this kernel (Linux {}: its debugfs caps refuses {what}; \
+             it became writable after 6.18); A/B it across kernels or boots with --label \
+             (--force tries anyway)",
+            env.kernel_release
+        )),
+    }
+    if let Some(why) = super::mmcblk::MmcBlk::new(&env.paths).unavailable() {
+        reasons.push(why);
+    }
+    reasons
+}
+
+/// Whether the card can take CMD23 (`mmc_card_can_cmd23()`: an MMC card of CSD
+/// SPEC_VERS >= 3, or an SD card whose SCR lists CMD23).
+fn card_cmd23(env: &KnobEnv) -> Result<(), String> {
+    let read = |name: &str| super::attribute::read_attribute(&env.paths.card_sysfs.join(name));
+    match read("type").map_err(|e| format!("{e:#}"))?.as_str() {
+        "MMC" => {
+            let csd = read("csd").map_err(|e| format!("{e:#}"))?;
+            let csd = crate::device::cid::decode_csd(&csd).map_err(|e| format!("{e:#}"))?;
+            if csd.spec_vers < 3 {
+                return Err(format!(
+                    "the card cannot do CMD23 (CSD SPEC_VERS {} < 3)",
+                    csd.spec_vers
+                ));
+            }
+            Ok(())
+        }
+        "SD" => {
+            let scr = read("scr").map_err(|e| format!("{e:#}"))?;
+            let scr = u64::from_str_radix(&scr, 16).map_err(|e| format!("scr '{scr}': {e}"))?;
+            // SCR CMD_SUPPORT, bits 33:32: bit 33 is CMD23.
+            if scr >> 33 & 1 == 0 {
+                return Err("the SD card does not list CMD23 in its SCR".to_string());
+            }
+            Ok(())
+        }
+        other => Err(format!("a {other} card has no CMD23")),
+    }
+}
+
+fn cmd23(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
+    let mut reasons = Vec::new();
+    if let Err(why) = card_cmd23(env) {
+        reasons.push(why);
+    }
+    reasons.extend(caps_bit_blockers(env, "MMC_CAP_CMD23 (bit 30)", force));
+    if !reasons.is_empty() {
+        return Err(unavailable("cmd23", reasons.join("; ")));
+    }
+    Ok(Box::new(CapBitKnob::new(Which::Cmd23, &env.paths)))
+}
+
+fn cqe(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
     let attribute = env.paths.card_sysfs.join("cmdq_en");
     let mut reasons = Vec::new();
-    match ext_csd_fields(&env.paths, &["CMDQ_SUPPORT"]) {
-        Ok(f) if f[0].unwrap_or(0) & 1 == 0 => reasons.push(
-            "the card does not support command queueing (EXT_CSD CMDQ_SUPPORT = 0)".to_string(),
-        ),
+    match ext_csd_fields(&env.paths, &["CMDQ_SUPPORT", "EXT_CSD_REV"]) {
+        Ok(f) if f[0].unwrap_or(0) & 1 == 0 => reasons.push(format!(
+            "the card has no command queue (EXT_CSD CMDQ_SUPPORT = 0, EXT_CSD_REV {}; \
+             command queueing needs eMMC 5.1)",
+            f[1].unwrap_or(0)
+        )),
         Ok(_) => {}
         Err(err) => reasons.push(format!("cannot read EXT_CSD: {err:#}")),
     }
-    if !writable(&attribute) {
-        reasons.push(format!(
-            "{} is {} on this kernel: mainline decides CQE when the card is initialised (host \
-             caps2 CQE bit), so A/B it across boots with --label",
-            attribute.display(),
-            if attribute.exists() {
-                "read-only"
-            } else {
-                "missing"
-            }
+    // Vendor kernels that make cmdq_en writable switch it there.
+    if writable(&attribute) {
+        if !reasons.is_empty() {
+            return Err(unavailable("cqe", reasons.join("; ")));
+        }
+        return Ok(Box::new(
+            AttributeKnob::new("cqe", attribute, vec!["0".into(), "1".into()])
+                .with_aliases(&[("on", "1"), ("off", "0")]),
         ));
+    }
+    match HostCaps::new(&env.paths).read_caps2() {
+        Ok(caps2) if caps2 & MMC_CAP2_CQE == 0 => reasons.push(format!(
+            "the host has no command queue engine (debugfs caps2 0x{caps2:08x} lacks \
+             MMC_CAP2_CQE, bit 23)"
+        )),
+        Ok(_) => {}
+        Err(err) => reasons.push(format!("cannot read the host's caps2: {err:#}")),
     }
     if !reasons.is_empty() {
         return Err(unavailable("cqe", reasons.join("; ")));
     }
-    Ok(Box::new(
-        AttributeKnob::new("cqe", attribute, vec!["0".into(), "1".into()])
-            .with_aliases(&[("on", "1"), ("off", "0")]),
-    ))
+    reasons.extend(caps_bit_blockers(env, "MMC_CAP2_CQE (caps2 bit 23)", force));
+    if !force {
+        reasons.push(
+            "switching the command queue at run time is not clean in mainline: the host's \
+             engine stays enabled until the card is removed (host->cqe_enabled, cleared only \
+             by mmc_remove_card), so after caps2, a card re-init and the mmcblk rebind the \
+             driver may still send queue tasks to a card whose queue is off; A/B it across \
+             boots with --label, or --force to try (verified by cmdq_en and a probe read)"
+                .to_string(),
+        );
+    }
+    if !reasons.is_empty() {
+        return Err(unavailable("cqe", reasons.join("; ")));
+    }
+    Ok(Box::new(CapBitKnob::new(Which::Cqe, &env.paths)))
 }
 
 fn cache(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {

@@ -17,12 +17,13 @@ use std::time::{Duration, Instant};
 
 use crate::device::capabilities::{MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA, MMC_CAP_AGGRESSIVE_PM};
 
-/// The debugfs caps file of a host and the runtime-PM files of its card.
+/// The debugfs caps files of a host and the runtime-PM files of its card.
 #[derive(Debug, Clone)]
 pub struct HostCaps {
     /// The card's name on the mmc bus (`mmc0:0001`).
     pub card: String,
     pub caps: PathBuf,
+    pub caps2: PathBuf,
     pub power_control: PathBuf,
     pub runtime_status: PathBuf,
     pub autosuspend_delay_ms: PathBuf,
@@ -34,6 +35,7 @@ impl HostCaps {
         HostCaps {
             card: paths.card.clone(),
             caps: paths.host_debugfs.join("caps"),
+            caps2: paths.host_debugfs.join("caps2"),
             power_control: power.join("control"),
             runtime_status: power.join("runtime_status"),
             autosuspend_delay_ms: power.join("autosuspend_delay_ms"),
@@ -41,32 +43,21 @@ impl HostCaps {
     }
 
     pub fn read_caps(&self) -> Result<u32> {
-        parse_caps(&read_attribute(&self.caps)?)
-            .with_context(|| format!("parsing {}", self.caps.display()))
+        read_word(&self.caps)
+    }
+
+    pub fn read_caps2(&self) -> Result<u32> {
+        read_word(&self.caps2)
     }
 
     /// Write caps; EINVAL (this kernel refuses the change) comes back as [`CapsRefused`].
     pub fn write_caps(&self, caps: u32) -> Result<()> {
-        match write_attribute(&self.caps, &format!("0x{caps:08x}")) {
-            Ok(()) => Ok(()),
-            Err(err) => {
-                let einval = err.chain().any(|cause| {
-                    cause
-                        .downcast_ref::<std::io::Error>()
-                        .and_then(|e| e.raw_os_error())
-                        == Some(libc::EINVAL)
-                });
-                if einval {
-                    Err(CapsRefused {
-                        path: self.caps.clone(),
-                        caps,
-                    }
-                    .into())
-                } else {
-                    Err(err)
-                }
-            }
-        }
+        write_word(&self.caps, caps)
+    }
+
+    /// Write caps2, like [`HostCaps::write_caps`].
+    pub fn write_caps2(&self, caps2: u32) -> Result<()> {
+        write_word(&self.caps2, caps2)
     }
 
     fn autosuspend_delay(&self) -> Duration {
@@ -161,6 +152,34 @@ impl HostCaps {
             format!("sleep {delay_s}"),
             format!("echo on > {control}"),
         ]
+    }
+}
+
+fn read_word(path: &std::path::Path) -> Result<u32> {
+    parse_caps(&read_attribute(path)?).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Write a caps word as the kernel prints it; EINVAL becomes [`CapsRefused`].
+fn write_word(path: &std::path::Path, caps: u32) -> Result<()> {
+    match write_attribute(path, &format!("0x{caps:08x}")) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let einval = err.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(|e| e.raw_os_error())
+                    == Some(libc::EINVAL)
+            });
+            if einval {
+                Err(CapsRefused {
+                    path: path.to_path_buf(),
+                    caps,
+                }
+                .into())
+            } else {
+                Err(err)
+            }
+        }
     }
 }
 
@@ -309,7 +328,8 @@ impl Knob for BusWidthKnob {
 
     fn apply(&mut self, value: &str) -> Result<()> {
         let width: u32 = self.normalize(value)?.parse()?;
-        let caps = caps_for_width(self.original_caps()?, width);
+        // From the caps as they are now: bits other knobs changed (CMD23) stay.
+        let caps = caps_for_width(self.host.read_caps()?, width);
         self.host.write_caps(caps).map_err(Self::refused_message)?;
         self.host
             .reinit()
@@ -366,6 +386,21 @@ impl Knob for BusWidthKnob {
     }
 }
 
+/// A card's tree under a temporary directory as the caps knobs see it: the host's
+/// `caps` and `caps2`, the card's `power/control` and an active `runtime_status`.
+#[cfg(test)]
+pub(crate) fn caps_tree(caps: &str, caps2: &str, control: &str) -> (tempfile::TempDir, MmcPaths) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = MmcPaths::under(dir.path());
+    std::fs::create_dir_all(paths.card_sysfs.join("power")).unwrap();
+    std::fs::create_dir_all(&paths.host_debugfs).unwrap();
+    std::fs::write(paths.host_debugfs.join("caps"), caps).unwrap();
+    std::fs::write(paths.host_debugfs.join("caps2"), caps2).unwrap();
+    std::fs::write(paths.card_sysfs.join("power/control"), control).unwrap();
+    std::fs::write(paths.card_sysfs.join("power/runtime_status"), "active\n").unwrap();
+    (dir, paths)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,24 +419,7 @@ mod tests {
     }
 
     fn fixture(caps: &str) -> (tempfile::TempDir, MmcPaths) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        let paths = MmcPaths {
-            dev_node: root.join("dev/mmcblk0"),
-            disk: "mmcblk0".into(),
-            block_sysfs: root.join("sys/block/mmcblk0"),
-            card_sysfs: root.join("sys/bus/mmc/devices/mmc0:0001"),
-            card: "mmc0:0001".into(),
-            host: "mmc0".into(),
-            host_debugfs: root.join("debug/mmc0"),
-            card_debugfs: root.join("debug/mmc0/mmc0:0001"),
-        };
-        std::fs::create_dir_all(paths.card_sysfs.join("power")).unwrap();
-        std::fs::create_dir_all(&paths.host_debugfs).unwrap();
-        std::fs::write(paths.host_debugfs.join("caps"), caps).unwrap();
-        std::fs::write(paths.card_sysfs.join("power/control"), "on\n").unwrap();
-        std::fs::write(paths.card_sysfs.join("power/runtime_status"), "active\n").unwrap();
-        (dir, paths)
+        caps_tree(caps, "0x00020000\n", "on\n")
     }
 
     #[test]

@@ -7,19 +7,22 @@
 //! run and restores them on every exit path.
 //!
 //! One file per kind: [`attribute`] (sysfs/debugfs file), [`caps`] (debugfs host caps and
-//! the runtime-PM re-init), [`ext_csd`] (CMD6 SWITCH), [`command`] (shell hooks);
-//! [`builtin`] is the table of the names users type (`bus-width`, `packing`, `cqe`, `cache`)
-//! and what each resolves to; [`decl`] holds the plan's `[[knob]]` declarations and
-//! [`custom`] what they become on a target.
+//! the runtime-PM re-init), [`cap_bit`] (a caps bit the block driver takes when it binds:
+//! CMD23, CQE; [`mmcblk`] rebinds it), [`ext_csd`] (CMD6 SWITCH), [`command`] (shell
+//! hooks); [`builtin`] is the table of the names users type (`bus-width`, `packing`,
+//! `cmd23`, `cqe`, `cache`) and what each resolves to; [`decl`] holds the plan's
+//! `[[knob]]` declarations and [`custom`] what they become on a target.
 
 pub mod attribute;
 pub mod builtin;
+pub mod cap_bit;
 pub mod caps;
 pub mod command;
 pub mod custom;
 pub mod decl;
 pub mod ext_csd;
 pub mod guard;
+pub mod mmcblk;
 pub mod packing;
 
 use anyhow::Result;
@@ -81,15 +84,10 @@ pub trait Knob: Send {
         Vec::new()
     }
 
-    /// A counter snapshot that can prove the knob acted during a run (packing: the card's
-    /// `wr_pack_stats`); `None` for knobs without one.
-    fn evidence(&self) -> Option<Result<String>> {
-        None
-    }
-
-    /// What changed between two [`Knob::evidence`] snapshots, in one line.
-    fn evidence_delta(&self, _before: &str, _after: &str) -> String {
-        String::new()
+    /// Whether applying or restoring it unbinds and binds the card's block driver, which
+    /// deletes and re-creates the disk: the runner closes the target around it.
+    fn rebinds_block_device(&self) -> bool {
+        false
     }
 }
 

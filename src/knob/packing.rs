@@ -1,8 +1,7 @@
 //! The built-in `packing` knob for vendor kernels that kept packed write commands
 //! (eMMC 4.5, e.g. the msm kernels): `/sys/block/<disk>/num_wr_reqs_to_start_packing` sets
 //! how many potential packed writes in a row start packing, and the card's debugfs
-//! `wr_pack_stats` counts packed writes by size, read before and after each run to prove
-//! packing happened.
+//! `wr_pack_stats` counts packed writes by size, the proof that packing happened.
 //!
 //! What those kernels do with the attribute (their block.c, "mmc: block: Add write
 //! packing control"): a write stores `min(value, EXT_CSD MAX_PACKED_WRITES)`, the default
@@ -14,7 +13,8 @@
 //! the host's caps2 MMC_CAP2_PACKED_WR bit, set by the platform at boot: no sysfs value
 //! turns it off, and a trigger above MAX_PACKED_WRITES cannot be set (it is clamped).
 //! `wr_pack_stats` prints only while enabled (`echo 1 >` it); the knob enables it and puts
-//! it back as it found it.
+//! it back as it found it. The runner's evidence ([`crate::evidence::pack_stats`]) reads
+//! it before and after every run.
 //!
 //! Mainline never sent packed commands (no upstream host driver set MMC_CAP2_PACKED_WR;
 //! v4.10 removed the code): there the knob is unavailable, and packed writes are A/B'd
@@ -23,7 +23,6 @@
 use super::attribute::{write_attribute, AttributeKnob};
 use super::Knob;
 use anyhow::{bail, Context, Result};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The vendor kernels' default trigger (DEFAULT_NUM_REQS_TO_START_PACK).
@@ -72,24 +71,6 @@ impl PackingKnob {
         }
         Ok(())
     }
-}
-
-/// `Packed N reqs - M times` lines of wr_pack_stats: N -> M.
-pub fn parse_pack_stats(text: &str) -> BTreeMap<u64, u64> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let Some(at) = line.find("Packed ") else {
-            continue;
-        };
-        let words: Vec<&str> = line[at..].split_whitespace().collect();
-        // ["Packed", N, "reqs", "-", M, "times"]
-        if words.len() >= 6 && words[2] == "reqs" && words[3] == "-" {
-            if let (Ok(n), Ok(m)) = (words[1].parse::<u64>(), words[4].parse::<u64>()) {
-                out.insert(n, m);
-            }
-        }
-    }
-    out
 }
 
 impl Knob for PackingKnob {
@@ -161,31 +142,6 @@ impl Knob for PackingKnob {
         }
         commands
     }
-
-    fn evidence(&self) -> Option<Result<String>> {
-        Some(self.stats_text())
-    }
-
-    fn evidence_delta(&self, before: &str, after: &str) -> String {
-        let before = parse_pack_stats(before);
-        let after = parse_pack_stats(after);
-        let mut total = 0;
-        let mut parts = Vec::new();
-        for (n, m) in &after {
-            let delta = m.saturating_sub(*before.get(n).unwrap_or(&0));
-            if *n >= 2 && delta > 0 {
-                total += delta;
-                parts.push(format!("{n} reqs: +{delta}"));
-            }
-        }
-        if after.is_empty() && before.is_empty() {
-            format!("{STATS}: no packed writes counted (statistics empty)")
-        } else if total == 0 {
-            format!("{STATS}: no packed writes during this run")
-        } else {
-            format!("{STATS}: +{total} packed writes ({})", parts.join(", "))
-        }
-    }
 }
 
 /// The trigger as `mmcab knobs` shows it.
@@ -199,32 +155,6 @@ pub fn describe(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // The format of the vendor kernels' mmc_wr_pack_stats_read().
-    const STATS_TEXT: &str = "\
-mmc0: write packing statistics:
-mmc0: Packed 1 reqs - 40 times
-mmc0: Packed 2 reqs - 3 times
-mmc0: Packed 8 reqs - 1 times
-mmc0: stopped packing due to the following reasons:
-mmc0: 2 times: empty queue
-";
-
-    #[test]
-    fn stats_parse_and_delta() {
-        let stats = parse_pack_stats(STATS_TEXT);
-        assert_eq!(stats[&1], 40);
-        assert_eq!(stats[&8], 1);
-        let knob = PackingKnob::new("/x".into(), "/y".into(), 63);
-        let after = STATS_TEXT.replace("8 reqs - 1 times", "8 reqs - 6 times");
-        assert_eq!(
-            knob.evidence_delta(STATS_TEXT, &after),
-            "wr_pack_stats: +5 packed writes (8 reqs: +5)"
-        );
-        assert!(knob
-            .evidence_delta(STATS_TEXT, STATS_TEXT)
-            .contains("no packed writes"));
-    }
 
     #[test]
     fn values() {
@@ -245,7 +175,6 @@ mmc0: 2 times: empty queue
             .to_string()
             .contains("MAX_PACKED_WRITES = 8"));
         assert!(knob.normalize("0").is_err());
-        assert!(knob.evidence().unwrap().is_err());
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The results directory: `runs.csv` (one row per run x job x direction, appended and
 //! fsynced after every run), `series.csv` (per-second throughput), `latency.csv`
-//! (latency CDF points), `knob_evidence.csv` (what a knob's counters showed per run),
-//! `verify_errors.csv` (the bad blocks verify found, [`verify`]), `meta.json` and
-//! `restore.sh`.
+//! (latency CDF points), `evidence.csv` and `request_sizes.csv` (what the kernel did
+//! during each run, see [`evidence`]), `verify_errors.csv` (the bad blocks verify found,
+//! [`verify`]), `meta.json` and `restore.sh`.
 //!
 //! Column names carry their units. The report reads these files back, so this module is
 //! the schema both sides share.
@@ -11,8 +11,11 @@ use crate::plan::matrix::Order;
 use crate::workload::result::Direction;
 use serde::{Deserialize, Serialize};
 
+pub mod evidence;
 pub mod verify;
 pub mod writer;
+
+pub use evidence::{EvidenceMeta, EvidenceRow, RequestSizeRow, EVIDENCE_CSV, REQUEST_SIZES_CSV};
 
 /// Job name used for the rows that aggregate all jobs of a workload (group reporting).
 pub const GROUP_JOB: &str = "all";
@@ -131,19 +134,8 @@ pub const RUNS_CSV: &str = "runs.csv";
 pub const SERIES_CSV: &str = "series.csv";
 pub const LATENCY_CSV: &str = "latency.csv";
 pub const META_JSON: &str = "meta.json";
-pub const KNOB_EVIDENCE_CSV: &str = "knob_evidence.csv";
 /// Shell commands that put every knob back by hand, written before the first change.
 pub const RESTORE_SH: &str = "restore.sh";
-
-/// One row of `knob_evidence.csv`: what a knob's counters showed over one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EvidenceRow {
-    pub run: u32,
-    pub config: String,
-    pub workload: String,
-    pub knob: String,
-    pub evidence: String,
-}
 
 /// `meta.json`: everything needed to know what was measured and to refuse comparing
 /// unlike with unlike. Written by the runner at the start of a run and updated at the end.
@@ -189,6 +181,10 @@ pub struct Meta {
     pub started_unix_s: f64,
     /// Set when every run of the matrix has finished.
     pub finished_unix_s: Option<f64>,
+    /// Where the kernel evidence of the runs came from, or why there is none (absent
+    /// in results directories of mmcab 0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<EvidenceMeta>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

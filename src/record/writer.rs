@@ -4,8 +4,10 @@
 
 use super::verify::{VerifyErrorRow, VERIFY_ERRORS_CSV};
 use super::{
-    LatencyRow, Meta, RunRow, SeriesRow, GROUP_JOB, LATENCY_CSV, META_JSON, RUNS_CSV, SERIES_CSV,
+    EvidenceRow, LatencyRow, Meta, RequestSizeRow, RunRow, SeriesRow, EVIDENCE_CSV, GROUP_JOB,
+    LATENCY_CSV, META_JSON, REQUEST_SIZES_CSV, RUNS_CSV, SERIES_CSV,
 };
+use crate::evidence::RunEvidence;
 use crate::workload::result::{DirectionResult, WorkloadResult};
 use anyhow::{bail, Context, Result};
 use serde::de::DeserializeOwned;
@@ -91,11 +93,19 @@ impl ResultsWriter {
         torn.extend(cut_torn_line(&runs_path)?);
         let rows: Vec<RunRow> = read_rows(&runs_path)?;
         let finished: BTreeSet<u32> = rows.iter().map(|r| r.run).collect();
-        for name in [SERIES_CSV, LATENCY_CSV, VERIFY_ERRORS_CSV] {
+        for name in [
+            SERIES_CSV,
+            LATENCY_CSV,
+            VERIFY_ERRORS_CSV,
+            EVIDENCE_CSV,
+            REQUEST_SIZES_CSV,
+        ] {
             torn.extend(cut_torn_line(&dir.join(name))?);
         }
         keep_runs::<SeriesRow>(&dir.join(SERIES_CSV), &finished, |r| r.run)?;
         keep_runs::<LatencyRow>(&dir.join(LATENCY_CSV), &finished, |r| r.run)?;
+        keep_runs::<EvidenceRow>(&dir.join(EVIDENCE_CSV), &finished, |r| r.run)?;
+        keep_runs::<RequestSizeRow>(&dir.join(REQUEST_SIZES_CSV), &finished, |r| r.run)?;
         keep_runs::<VerifyErrorRow>(&dir.join(VERIFY_ERRORS_CSV), &finished, |r| r.run)?;
         Ok(Resumed {
             writer: ResultsWriter {
@@ -129,15 +139,27 @@ impl ResultsWriter {
         sync_dir(&self.dir)
     }
 
-    /// Record one finished run: series and latency first, runs.csv last, each fsynced, so a
-    /// run is in runs.csv only when all its rows are on disk.
-    pub fn append_run(&self, key: &RunKey, result: &WorkloadResult) -> Result<()> {
+    /// Record one finished run: series, latency and evidence first, runs.csv last, each
+    /// fsynced, so a run is in runs.csv only when all its rows are on disk.
+    pub fn append_run(
+        &self,
+        key: &RunKey,
+        result: &WorkloadResult,
+        evidence: Option<&RunEvidence>,
+    ) -> Result<()> {
         let (runs, series, latency) = rows_for(key, result);
         append_rows(&self.dir.join(SERIES_CSV), &series)?;
         append_rows(&self.dir.join(LATENCY_CSV), &latency)?;
         let bad = super::verify::rows_for(key.run, &key.config, result);
         if !bad.is_empty() {
             append_rows(&self.dir.join(VERIFY_ERRORS_CSV), &bad)?;
+        }
+        if let Some(evidence) = evidence {
+            let (rows, sizes) = super::evidence::rows_for(key, evidence);
+            append_rows(&self.dir.join(EVIDENCE_CSV), &rows)?;
+            if !sizes.is_empty() {
+                append_rows(&self.dir.join(REQUEST_SIZES_CSV), &sizes)?;
+            }
         }
         append_rows(&self.dir.join(RUNS_CSV), &runs)
     }
@@ -383,8 +405,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("res");
         let writer = ResultsWriter::create(&out, &Meta::default()).unwrap();
-        writer.append_run(&key(1), &result(4)).unwrap();
-        writer.append_run(&key(2), &result(8)).unwrap();
+        writer.append_run(&key(1), &result(4), None).unwrap();
+        writer.append_run(&key(2), &result(8), None).unwrap();
         let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();
         assert_eq!(rows.len(), 4);
         assert_eq!(rows[2].job, "read");
@@ -411,10 +433,17 @@ mod tests {
             ..Default::default()
         };
         let writer = ResultsWriter::create(&out, &meta).unwrap();
-        writer.append_run(&key(1), &result(4)).unwrap();
-        // Run 2 reached series.csv but not runs.csv; runs.csv has a torn line.
+        writer.append_run(&key(1), &result(4), None).unwrap();
+        // Run 2 reached series.csv and evidence.csv but not runs.csv; runs.csv has a torn
+        // line.
         let (_, series, _) = rows_for(&key(2), &result(4));
         append_rows(&out.join(SERIES_CSV), &series).unwrap();
+        let evidence = |run| EvidenceRow {
+            run,
+            trace: "ok".into(),
+            ..Default::default()
+        };
+        append_rows(&out.join(EVIDENCE_CSV), &[evidence(1), evidence(2)]).unwrap();
         let mut f = OpenOptions::new()
             .append(true)
             .open(out.join(RUNS_CSV))
@@ -432,6 +461,8 @@ mod tests {
         );
         let series: Vec<SeriesRow> = read_rows(&out.join(SERIES_CSV)).unwrap();
         assert!(series.iter().all(|r| r.run == 1));
+        let evidence: Vec<EvidenceRow> = read_rows(&out.join(EVIDENCE_CSV)).unwrap();
+        assert_eq!(evidence.iter().map(|r| r.run).collect::<Vec<_>>(), [1]);
         let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();
         assert_eq!(rows.len(), 2);
     }

@@ -127,6 +127,11 @@ pub fn build(
             merged.meta.configs.push(c.clone());
         }
     }
+    merged.evidence = renamed.iter().flat_map(|d| d.evidence.clone()).collect();
+    merged.request_sizes = renamed
+        .iter()
+        .flat_map(|d| d.request_sizes.clone())
+        .collect();
     for d in &renamed[1..] {
         for w in &d.meta.workloads {
             if !merged.meta.workloads.contains(w) {
@@ -259,6 +264,8 @@ mod tests {
             runs: Vec::new(),
             series: Vec::new(),
             latency: Vec::new(),
+            evidence: Vec::new(),
+            request_sizes: Vec::new(),
         }
     }
 

@@ -280,6 +280,7 @@ mod tests {
             correction: None,
             tests: 1,
             boots: None,
+            evidence: Vec::new(),
         }
     }
 

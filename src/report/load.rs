@@ -2,7 +2,8 @@
 
 use crate::record::writer::{read_csv, read_rows};
 use crate::record::{
-    LatencyRow, Meta, RunRow, SeriesRow, LATENCY_CSV, META_JSON, RUNS_CSV, SERIES_CSV,
+    EvidenceRow, LatencyRow, Meta, RequestSizeRow, RunRow, SeriesRow, EVIDENCE_CSV, LATENCY_CSV,
+    META_JSON, REQUEST_SIZES_CSV, RUNS_CSV, SERIES_CSV,
 };
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,9 @@ pub struct ResultsDir {
     pub series: Vec<SeriesRow>,
     /// Empty when `latency.csv` is absent.
     pub latency: Vec<LatencyRow>,
+    /// Kernel evidence; empty when `evidence.csv` is absent (mmcab 0.1, `--no-evidence`).
+    pub evidence: Vec<EvidenceRow>,
+    pub request_sizes: Vec<RequestSizeRow>,
 }
 
 impl ResultsDir {
@@ -33,7 +37,8 @@ impl ResultsDir {
     }
 }
 
-/// Load `meta.json`, `runs.csv` and, when present, `series.csv` and `latency.csv`.
+/// Load `meta.json`, `runs.csv` and, when present, `series.csv`, `latency.csv`,
+/// `evidence.csv` and `request_sizes.csv`.
 pub fn load(dir: &Path) -> Result<ResultsDir> {
     if !dir.is_dir() {
         bail!(
@@ -66,6 +71,8 @@ pub fn load(dir: &Path) -> Result<ResultsDir> {
         runs,
         series: read_rows(&dir.join(SERIES_CSV))?,
         latency: read_rows(&dir.join(LATENCY_CSV))?,
+        evidence: read_rows(&dir.join(EVIDENCE_CSV))?,
+        request_sizes: read_rows(&dir.join(REQUEST_SIZES_CSV))?,
     })
 }
 

@@ -84,6 +84,7 @@ pub fn render(report: &Report, charts: &[String]) -> String {
             }
         }
     }
+    out.push_str(&super::evidence::markdown(report));
     if let Some(boots) = report.boots.as_ref().filter(|b| b.several()) {
         super::text_boots::markdown(&mut out, report, boots);
     }

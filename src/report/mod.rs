@@ -8,7 +8,8 @@
 //! as the unit, [`calibration`] stores a board's boot-to-boot spread, [`correction`]
 //! adjusts the p-values of a report together. [`lava`] writes LAVA test-case signals,
 //! [`gate`] turns the model's verdicts into a CI pass/fail, [`baseline`] keeps baselines
-//! per device identity.
+//! per device identity. [`evidence`] is the kernel evidence beside the numbers (mail
+//! lines, markdown section).
 
 pub mod across;
 pub mod baseline;
@@ -17,6 +18,7 @@ pub mod chart;
 pub mod compare;
 pub mod correction;
 pub mod csv;
+pub mod evidence;
 pub mod gate;
 pub mod json;
 pub mod lava;
@@ -80,9 +82,15 @@ fn remove_old_charts(out: &Path) -> Result<()> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let ours = ["bars-", "throughput-", "latency-cdf-", "sweep-"]
-            .iter()
-            .any(|p| name.starts_with(p))
+        let ours = [
+            "bars-",
+            "throughput-",
+            "latency-cdf-",
+            "sweep-",
+            "request-sizes",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
             && (name.ends_with(".svg") || name.ends_with(".png"));
         if ours {
             std::fs::remove_file(&path)

@@ -137,6 +137,10 @@ pub struct Report {
     pub blocks: Vec<Block>,
     /// Notes printed at the end (e.g. identity mismatches under --force).
     pub notes: Vec<String>,
+    /// What the kernel did per workload x direction and config (results directories
+    /// with evidence.csv only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<super::evidence::EvidenceBlock>,
     /// How the p-values were adjusted together; None until they are (and for
     /// published values, which have none).
     pub correction: Option<Correction>,

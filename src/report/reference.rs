@@ -141,6 +141,7 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         format!("{} devices", devices.len())
     };
     Ok(Report {
+        evidence: Vec::new(),
         title: "Published numbers as an mmcab report (single values, n = 1)".to_string(),
         header,
         setup: Vec::new(),

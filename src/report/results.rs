@@ -265,6 +265,7 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         ],
         caption: String::new(),
         blocks: blocks(dir, &configs, &workloads, baseline_of),
+        evidence: super::evidence::build(dir, &configs, &workloads),
         configs,
         baseline,
         published: false,

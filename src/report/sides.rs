@@ -212,6 +212,14 @@ pub(super) fn relabel(sides: &Sides) -> Relabelled {
             row.config = name(&row.config);
             row.run += offset;
         }
+        for row in &mut r.evidence {
+            row.config = name(&row.config);
+            row.run += offset;
+        }
+        for row in &mut r.request_sizes {
+            row.config = name(&row.config);
+            row.run += offset;
+        }
         // Renamed, with what was recorded for each (knobs, ios: the mail text shows them).
         r.meta.configs = configs
             .iter()
@@ -247,6 +255,8 @@ mod tests {
             runs: Vec::new(),
             series: Vec::new(),
             latency: Vec::new(),
+            evidence: Vec::new(),
+            request_sizes: Vec::new(),
         }
     }
 

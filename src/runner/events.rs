@@ -3,9 +3,9 @@
 
 use super::adaptive::WorkloadStop;
 use super::Mode;
+use crate::evidence::RunEvidence;
 use crate::knob::guard::GuardEvent;
 use crate::plan::matrix::Slot;
-use crate::record::EvidenceRow;
 use crate::workload::WorkloadResult;
 use std::path::Path;
 
@@ -40,12 +40,13 @@ pub enum Event<'a> {
     /// The knobs of `run` are in place and verified; its workload starts now.
     RunStarting { run: RunInfo<'a> },
     /// A run finished and, when recording, is on disk. `verified` lists the knobs read
-    /// back before it (`name=value`), `evidence` what their counters showed.
+    /// back before it (`name=value`), `evidence` what the kernel did (None with
+    /// `--no-evidence`).
     RunDone {
         run: RunInfo<'a>,
         verified: &'a [String],
         result: &'a WorkloadResult,
-        evidence: &'a [EvidenceRow],
+        evidence: Option<&'a RunEvidence>,
     },
     /// `--until-ci`: a workload met the target; its remaining runs are skipped.
     Converged { stop: &'a WorkloadStop },

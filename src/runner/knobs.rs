@@ -1,14 +1,12 @@
 //! The knobs of a session: which ones its configs use, what each config wants of them
-//! (checked for every value before any I/O), bringing them in place before a run, and
-//! the evidence their counters give over a run.
+//! (checked for every value before any I/O), and bringing them in place before a run.
 
-use super::events::RunInfo;
 use super::observe::Observer;
+use super::reopen::TargetSlot;
 use super::session::Session;
 use crate::knob::decl::KnobKind;
 use crate::knob::guard::KnobGuard;
 use crate::knob::Knob;
-use crate::record::EvidenceRow;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 
@@ -71,10 +69,12 @@ pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobP
 
 /// Bring every knob to what this config wants (knobs the config leaves out go back to
 /// their snapshot), applying only those that differ, then verify all of them. Returns
-/// `name=value` of every knob verified.
+/// `name=value` of every knob verified. The target is closed while a knob rebinds the
+/// block driver and opened again (re-checked) right after.
 pub fn put_in_place(
     guard: &mut KnobGuard,
     wanted: &BTreeMap<String, String>,
+    target: &mut TargetSlot,
 ) -> Result<Vec<String>> {
     let mut verified = Vec::new();
     for name in guard.names() {
@@ -88,8 +88,17 @@ pub fn put_in_place(
         };
         if knob.read()? != want {
             let knob = guard.knob_mut(&name).expect("name from the guard");
-            knob.apply(&want)
-                .with_context(|| format!("applying {name} = {want}"))?;
+            let rebinds = knob.rebinds_block_device();
+            if rebinds {
+                target.close();
+            }
+            let applied = knob
+                .apply(&want)
+                .with_context(|| format!("applying {name} = {want}"));
+            if rebinds {
+                target.reopen()?;
+            }
+            applied?;
         }
         guard
             .knob(&name)
@@ -101,37 +110,4 @@ pub fn put_in_place(
         verified.push(format!("{name}={want}"));
     }
     Ok(verified)
-}
-
-/// The counters of every knob that has some (`name`, snapshot).
-pub fn evidence(guard: &KnobGuard) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for name in guard.names() {
-        let knob = guard.knob(&name).expect("name from the guard");
-        if let Some(Ok(text)) = knob.evidence() {
-            out.push((name, text));
-        }
-    }
-    out
-}
-
-/// What each knob's counters showed between `before` and now, as knob_evidence.csv rows.
-pub fn evidence_rows(
-    guard: &KnobGuard,
-    before: &[(String, String)],
-    run: &RunInfo,
-) -> Vec<EvidenceRow> {
-    let after = evidence(guard);
-    let mut rows = Vec::new();
-    for ((name, b), (_, a)) in before.iter().zip(after.iter()) {
-        let knob = guard.knob(name).expect("evidence of a known knob");
-        rows.push(EvidenceRow {
-            run: run.slot.run,
-            config: run.config.to_string(),
-            workload: run.workload.to_string(),
-            knob: name.clone(),
-            evidence: knob.evidence_delta(b, a),
-        });
-    }
-    rows
 }

@@ -6,17 +6,21 @@
 //!   config's expectations, run the workload, record it;
 //! - [`results`]: the results directory of a recorded run; [`observe`]: what the runner
 //!   reads from the device; `knobs`: which knobs a session uses and their values;
+//!   `reopen`: the target closed and opened again around knobs that rebind the disk;
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as one stop flag; the knobs are restored on
 //!   one path after the loop (finished, failed or stopped) and by the guard on panic;
-//! - [`events`]: progress as typed events for the command line to show.
+//! - [`events`]: progress as typed events for the command line to show;
+//! - `evidence`: the kernel evidence collected around every run ([`crate::evidence`]).
 //!
 //! It takes typed [`RunOptions`] (the command line converts its arguments), prints
 //! nothing, and returns an [`Outcome`] for the caller to show.
 
 pub mod adaptive;
 pub mod events;
+mod evidence;
 mod knobs;
 pub mod observe;
+mod reopen;
 pub mod results;
 mod run_loop;
 pub mod session;
@@ -67,6 +71,8 @@ pub struct RunOptions {
     pub force: bool,
     /// Only work out the matrix; touch no device.
     pub dry_run: bool,
+    /// Collect no kernel evidence (block stat, mmc trace) around the runs.
+    pub no_evidence: bool,
     /// Take the kernel's CMD23 pass-through for granted (packed ioctl writes).
     pub assume_cmd23_passthrough: bool,
 }

@@ -6,11 +6,10 @@ use super::events::{Event, Events, RunInfo};
 use super::observe::Observer;
 use super::session::{hex, Session};
 use crate::device::sysfs::read_trimmed;
+use crate::evidence::RunEvidence;
 use crate::plan::matrix::Slot;
-use crate::record::writer::{append_rows, read_rows, ResultsWriter, RunKey};
-use crate::record::{
-    ConfigMeta, EvidenceRow, Meta, RunRow, KNOB_EVIDENCE_CSV, RESTORE_SH, RUNS_CSV,
-};
+use crate::record::writer::{read_rows, ResultsWriter, RunKey};
+use crate::record::{ConfigMeta, EvidenceMeta, Meta, RunRow, RESTORE_SH, RUNS_CSV};
 use crate::workload::WorkloadResult;
 use anyhow::Result;
 use sha2::{Digest, Sha256};
@@ -69,16 +68,23 @@ impl Recording {
         Ok(())
     }
 
-    /// Record a finished run: knob evidence, then the run's rows (runs.csv last).
+    /// Where this session's evidence comes from, into meta.json (a resumed run says
+    /// what the resuming session collects).
+    pub fn note_evidence(&mut self, evidence: &EvidenceMeta) -> Result<()> {
+        if self.meta.evidence.as_ref() != Some(evidence) {
+            self.meta.evidence = Some(evidence.clone());
+            self.writer.write_meta(&self.meta)?;
+        }
+        Ok(())
+    }
+
+    /// Record a finished run and its evidence (runs.csv last).
     pub fn append(
         &self,
         run: &RunInfo,
         result: &WorkloadResult,
-        evidence: &[EvidenceRow],
+        evidence: Option<&RunEvidence>,
     ) -> Result<()> {
-        if !evidence.is_empty() {
-            append_rows(&self.writer.dir().join(KNOB_EVIDENCE_CSV), evidence)?;
-        }
         let Slot {
             run: number,
             repetition,
@@ -93,7 +99,7 @@ impl Recording {
             repetition,
             warmup,
         };
-        self.writer.append_run(&key, result)
+        self.writer.append_run(&key, result, evidence)
     }
 
     /// Every run of the matrix is recorded: stamp meta.json and read runs.csv back.
@@ -141,6 +147,7 @@ pub fn new_meta(session: &Session) -> Meta {
         until_ci_pct: session.until_ci,
         started_unix_s: unix_now(),
         finished_unix_s: None,
+        evidence: None,
     }
 }
 

@@ -12,10 +12,12 @@ use super::adaptive::Adaptive;
 use super::events::{Event, Events, RunInfo};
 use super::knobs::{self, KnobPlan};
 use super::observe::Observer;
+use super::reopen::TargetSlot;
 use super::results::Recording;
 use super::session::Session;
 use super::signals::Interrupts;
 use super::{Done, Mode, Results, RunOptions};
+use crate::evidence::Collector;
 use crate::knob::guard::{GuardReport, KnobGuard, KnobsNotRestored};
 use crate::knob::Knob;
 use crate::plan::matrix::Slot;
@@ -39,9 +41,10 @@ pub(super) fn run(
         target,
         engine,
     } = prepare(&session, opts, interrupts)?;
+    let evidence = super::evidence::collector(opts, &session.target, &observer, &*events);
     let mut guard = KnobGuard::new(knobs, guard_report(&events));
     guard.snapshot_all()?;
-    let recording = match session.mode {
+    let mut recording = match session.mode {
         Mode::Recorded => Some(Recording::open(
             &mut session,
             opts.out.as_deref(),
@@ -51,13 +54,17 @@ pub(super) fn run(
         )?),
         Mode::OnePass => None,
     };
+    if let Some(recording) = &mut recording {
+        recording.note_evidence(evidence.meta())?;
+    }
     let adaptive = Adaptive::for_session(&session, recording.as_ref().map(|r| r.dir()))?;
     let mut runs = Loop {
         session: &session,
         observer: &observer,
-        target: &target,
+        target: TargetSlot::new(target),
         engine: &engine,
         wanted: &wanted,
+        evidence: &evidence,
         recording,
         events: &*events,
         interrupts,
@@ -68,6 +75,8 @@ pub(super) fn run(
         adaptive,
     };
     let looped = runs.all(&mut guard);
+    // Knobs that rebind the block driver delete the disk: no handle of ours stays on it.
+    runs.target.close();
     events.event(Event::Finish);
     // The one restore path, whether the loop finished, failed or was stopped.
     let restored = guard.restore_all();
@@ -131,10 +140,11 @@ fn guard_report(events: &Arc<dyn Events>) -> GuardReport {
 struct Loop<'a> {
     session: &'a Session,
     observer: &'a Observer,
-    target: &'a Target,
+    target: TargetSlot,
     engine: &'a EngineOptions,
     /// Knob values per config.
     wanted: &'a [BTreeMap<String, String>],
+    evidence: &'a Collector,
     recording: Option<Recording>,
     events: &'a dyn Events,
     interrupts: &'a Interrupts,
@@ -196,7 +206,7 @@ impl Loop<'_> {
                 done: self.done,
                 total: session.matrix.len(),
                 dir: self.recording.as_ref().map(|r| r.dir()),
-                allow_write: self.target.allow_write,
+                allow_write: self.target.allow_write(),
             });
         }
         if looped.is_err() || (restored.is_err() && !stopped) {
@@ -240,7 +250,7 @@ impl Loop<'_> {
             done: self.done,
             total,
             dir: dir.as_deref(),
-            allow_write: self.target.allow_write,
+            allow_write: self.target.allow_write(),
         });
         let err = match (looped, restored) {
             (Err(err), Ok(())) => err,
@@ -277,8 +287,8 @@ impl Loop<'_> {
                 slot.run, run.total, config.name, spec.name, slot.repetition
             ),
         };
-        let verified =
-            knobs::put_in_place(guard, &self.wanted[slot.config]).with_context(|| what.clone())?;
+        let verified = knobs::put_in_place(guard, &self.wanted[slot.config], &mut self.target)
+            .with_context(|| what.clone())?;
         self.observer
             .check_expect(config)
             .with_context(|| what.clone())?;
@@ -287,8 +297,8 @@ impl Loop<'_> {
             self.drop_caches_for(&spec);
         }
         self.events.event(Event::RunStarting { run });
-        let before = knobs::evidence(guard);
-        let result = match run_workload(&spec, self.target, self.engine) {
+        let started = self.evidence.start();
+        let result = match run_workload(&spec, self.target.get()?, self.engine) {
             Ok(result) => result,
             Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
                 return Ok(false)
@@ -302,9 +312,9 @@ impl Loop<'_> {
             }
         };
         // A run that completed as the signal came is whole: it is kept.
-        let evidence = knobs::evidence_rows(guard, &before, &run);
+        let evidence = self.evidence.finish(started);
         if let Some(recording) = &self.recording {
-            recording.append(&run, &result, &evidence)?;
+            recording.append(&run, &result, evidence.as_ref())?;
         }
         self.bad_blocks += bad_blocks(&result);
         self.done += 1;
@@ -312,7 +322,7 @@ impl Loop<'_> {
             run,
             verified: &verified,
             result: &result,
-            evidence: &evidence,
+            evidence: evidence.as_ref(),
         });
         if let Some(stop) = self
             .adaptive

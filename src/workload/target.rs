@@ -241,6 +241,16 @@ impl Target {
     }
 }
 
+/// Mounts, swap use and holders of the block device `path` and its partitions, as one
+/// sentence; None when nothing uses it.
+pub fn block_device_in_use(path: &Path) -> Result<Option<String>> {
+    let meta = fs::metadata(path).with_context(|| format!("cannot stat {}", path.display()))?;
+    let devno = devno(meta.rdev());
+    let sys = fs::canonicalize(format!("/sys/dev/block/{devno}"))
+        .with_context(|| format!("{}: no /sys/dev/block/{devno}", path.display()))?;
+    block_device_users(path, &sys, &devno)
+}
+
 /// `maj:min` of a device number, as /sys/dev/block names it.
 fn devno(dev: u64) -> String {
     format!(

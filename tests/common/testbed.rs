@@ -362,6 +362,18 @@ impl GuestRun {
     }
 }
 
+/// The entry of knob `name` in the output of `mmcab knobs --json` (`{schema, device,
+/// knobs: [...]}`).
+pub fn knob<'a>(knobs: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    assert_eq!(knobs["schema"], 1, "mmcab knobs --json schema: {knobs}");
+    knobs["knobs"]
+        .as_array()
+        .expect("mmcab knobs --json has a knobs array")
+        .iter()
+        .find(|k| k["name"] == name)
+        .unwrap_or_else(|| panic!("no knob {name} in {knobs}"))
+}
+
 // Parsers for kernel files copied out of the guest, written independently of mmcab's own
 // (a test comparing mmcab with the kernel must not share mmcab's parser).
 

@@ -1,7 +1,7 @@
 //! Grouped bars: one panel per workload x direction, one bar per config (mean), 95% CI
 //! error bars when n > 1, the change against A written above each other bar.
 
-use super::{color, file_stem, frame, Chart, FONT};
+use super::{color, file_stem, frame, legend_and_cells, Chart, FONT};
 use crate::report::model::{format_pct, format_value, Report};
 use crate::stats::Verdict;
 use plotters::coord::combinators::BindKeyPoints;
@@ -40,9 +40,7 @@ const COLUMNS: usize = 3;
 
 impl BarChart {
     fn grid(&self) -> (usize, usize) {
-        let n = self.panels.len().max(1);
-        let cols = n.min(COLUMNS);
-        (n.div_ceil(cols), cols)
+        super::grid(self.panels.len(), COLUMNS)
     }
 }
 
@@ -224,8 +222,7 @@ fn bar_label(b: &Bar, published: bool) -> String {
 
 impl Chart for BarChart {
     fn size(&self) -> (u32, u32) {
-        let (rows, cols) = self.grid();
-        ((PANEL_W * cols as u32).max(640), PANEL_H * rows as u32 + 96)
+        super::grid_size(self.grid(), (PANEL_W, PANEL_H))
     }
 
     fn draw<DB: DrawingBackend>(
@@ -233,22 +230,12 @@ impl Chart for BarChart {
         root: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let area = frame(root, &self.title, &self.caption)?;
-        let (legend, area) = area.split_vertically(26);
-        // One legend for all panels: config colours are the same everywhere.
-        let mut seen: Vec<(usize, &str)> = Vec::new();
-        for b in self.panels.iter().flat_map(|p| &p.bars) {
-            if !seen.iter().any(|(i, _)| *i == b.color_index) {
-                seen.push((b.color_index, &b.config));
-            }
-        }
-        seen.sort_by_key(|(i, _)| *i);
-        let mut x = 70i32;
-        for (i, name) in seen {
-            legend.draw(&Rectangle::new([(x, 6), (x + 14, 20)], color(i).filled()))?;
-            legend.draw_text(name, &(FONT, 14).into_font().color(&BLACK), (x + 20, 5))?;
-            x += 44 + (name.chars().count() as f64 * 7.5) as i32;
-        }
-        let cells = area.split_evenly(self.grid());
+        let entries = self
+            .panels
+            .iter()
+            .flat_map(|p| &p.bars)
+            .map(|b| (b.color_index, b.config.as_str()));
+        let cells = legend_and_cells(&area, entries, self.grid())?;
         for (cell, panel) in cells.iter().zip(&self.panels) {
             draw_panel(cell, panel, self.published)?;
         }

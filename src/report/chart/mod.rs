@@ -9,11 +9,13 @@
 //! and the change vs A labelled (`bars.rs`); `throughput-<workload>` MB/s over time of
 //! writes (`throughput.rs`); `latency-cdf-<workload>-<direction>` (`lines.rs`, which also
 //! draws every line chart); `sweep-<name>-<direction>` against block size, queue depth
-//! or job threads (`sweep.rs`); `align-diff` and `open-au` of probes ([`probe`]).
+//! or job threads (`sweep.rs`); `align-diff` and `open-au` of probes ([`probe`]);
+//! `request-sizes` the sizes the mmc driver got per config (kernel evidence, `sizes.rs`).
 
 mod bars;
 mod lines;
 pub mod probe;
+mod sizes;
 mod sweep;
 mod throughput;
 
@@ -28,6 +30,7 @@ use std::sync::Once;
 
 pub use bars::bar_charts;
 pub use lines::{latency_charts, Axis, Line, LineChart, LinePanel};
+pub use sizes::size_chart;
 pub use sweep::sweep_charts;
 pub use throughput::{throughput_charts, throughput_notes};
 
@@ -182,6 +185,44 @@ fn caption_lines(caption: &str, max_chars: usize) -> Vec<String> {
     lines
 }
 
+/// Panels laid out in a grid at most `columns` wide: (rows, columns).
+pub fn grid(panels: usize, columns: usize) -> (usize, usize) {
+    let n = panels.max(1);
+    let cols = n.min(columns);
+    (n.div_ceil(cols), cols)
+}
+
+/// Pixel size of a chart of `(rows, columns)` panels of `panel` pixels each, with room
+/// for the title, the legend and the caption.
+pub fn grid_size((rows, cols): (usize, usize), panel: (u32, u32)) -> (u32, u32) {
+    ((panel.0 * cols as u32).max(640), panel.1 * rows as u32 + 96)
+}
+
+/// A row of colour boxes naming the configs (each colour once, in config order) above
+/// the panels, one legend for all (config colours are the same everywhere); returns the
+/// cells of a `(rows, columns)` grid below it.
+pub fn legend_and_cells<'a, DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: impl Iterator<Item = (usize, &'a str)>,
+    grid: (usize, usize),
+) -> Result<Vec<DrawingArea<DB, Shift>>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let (top, rest) = area.split_vertically(26);
+    let mut seen: Vec<(usize, &str)> = Vec::new();
+    for (i, name) in entries {
+        if !seen.iter().any(|(j, _)| *j == i) {
+            seen.push((i, name));
+        }
+    }
+    seen.sort_by_key(|(i, _)| *i);
+    let mut x = 70i32;
+    for (i, name) in seen {
+        top.draw(&Rectangle::new([(x, 6), (x + 14, 20)], color(i).filled()))?;
+        top.draw_text(name, &(FONT, 14).into_font().color(&BLACK), (x + 20, 5))?;
+        x += 44 + (name.chars().count() as f64 * 7.5) as i32;
+    }
+    Ok(rest.split_evenly(grid))
+}
+
 /// Render every chart kind that has data; returns the file names written.
 pub fn render_all(input: &ChartInput, dir: &Path) -> Result<Vec<String>> {
     let mut files = Vec::new();
@@ -195,6 +236,9 @@ pub fn render_all(input: &ChartInput, dir: &Path) -> Result<Vec<String>> {
         files.extend(save(&chart, dir, &stem)?);
     }
     for (stem, chart) in sweep_charts(input.report) {
+        files.extend(save(&chart, dir, &stem)?);
+    }
+    if let Some((stem, chart)) = size_chart(input.report) {
         files.extend(save(&chart, dir, &stem)?);
     }
     Ok(files)

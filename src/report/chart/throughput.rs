@@ -193,6 +193,7 @@ mod tests {
             published: false,
             blocks: Vec::new(),
             notes: Vec::new(),
+            evidence: Vec::new(),
             correction: None,
             tests: 0,
             boots: None,

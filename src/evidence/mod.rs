@@ -1,0 +1,388 @@
+//! Kernel evidence per run: what the block layer and the mmc driver did while a workload
+//! ran, recorded beside its throughput so a reviewer can see *why* a number moved.
+//!
+//! - [`block_stat`]: deltas of the target's `/sys/block/<dev>/stat` (every block target,
+//!   also loop devices; a file's filesystem device);
+//! - [`trace`] and [`requests`]: the `mmc_request_start`/`mmc_request_done` trace events
+//!   of the card's host, added up per run (request count, sizes, CMD23 and its argument
+//!   bits, open-ended transfers, CQE tasks, errors, opcode mix, device latency);
+//! - [`tracefs`]: the private tracing instance they are read from;
+//! - [`pack_stats`]: `wr_pack_stats` deltas on vendor kernels with packed commands;
+//! - [`probe`]: one read through the trace, for knobs verified by what the driver does.
+//!
+//! A [`Collector`] is opened once per session and never fails: what it cannot collect
+//! (no tracefs, not permitted, not an MMC card) is said in [`EvidenceMeta`] (meta.json)
+//! and in every run's evidence, and the run goes on.
+
+pub mod block_stat;
+pub mod pack_stats;
+pub mod probe;
+pub mod requests;
+pub mod trace;
+pub mod tracefs;
+
+use crate::device::MmcPaths;
+use crate::record::EvidenceMeta;
+use anyhow::Result;
+use block_stat::BlockStat;
+use requests::{Kind, RequestStats};
+use std::path::{Path, PathBuf};
+
+/// What one session collects around each run.
+pub struct Collector {
+    target: PathBuf,
+    enabled: bool,
+    trace: std::result::Result<tracefs::Instance, String>,
+    pack_stats: std::result::Result<PathBuf, String>,
+    meta: EvidenceMeta,
+}
+
+/// Evidence being collected for a run that is under way.
+pub struct Started {
+    stat: std::result::Result<(PathBuf, BlockStat), String>,
+    capture: Option<std::result::Result<tracefs::Capture, String>>,
+    pack: Option<std::result::Result<String, String>>,
+}
+
+/// What one run left as evidence.
+#[derive(Debug, Clone)]
+pub struct RunEvidence {
+    /// Block statistics over the run, or why there are none.
+    pub block_stat: std::result::Result<BlockStat, String>,
+    /// The trace of the run, or why there is none.
+    pub trace: std::result::Result<RequestStats, String>,
+    /// `wr_pack_stats` over the run: (packed commands, requests in them); None where the
+    /// kernel has no such file.
+    pub packed: Option<std::result::Result<(u64, u64), String>>,
+}
+
+impl Collector {
+    /// `--no-evidence`: nothing is collected and meta.json says so.
+    pub fn off() -> Collector {
+        let off = "off (--no-evidence)".to_string();
+        Collector {
+            target: PathBuf::new(),
+            enabled: false,
+            trace: Err(off.clone()),
+            pack_stats: Err(off.clone()),
+            meta: EvidenceMeta {
+                block_stat: off.clone(),
+                trace: off.clone(),
+                wr_pack_stats: off,
+            },
+        }
+    }
+
+    /// Evidence for `target`, with the trace and `wr_pack_stats` of the card when it is
+    /// one (`mmc`).
+    pub fn open(target: &Path, mmc: Option<&MmcPaths>) -> Collector {
+        Self::open_with(target, mmc, tracefs::find_root)
+    }
+
+    /// [`Collector::open`] with tracefs found by `tracefs_root`.
+    pub fn open_with(
+        target: &Path,
+        mmc: Option<&MmcPaths>,
+        tracefs_root: impl FnOnce() -> Result<PathBuf>,
+    ) -> Collector {
+        let not_mmc = || {
+            format!(
+                "none: {} is not an MMC/SD card (block statistics only)",
+                target.display()
+            )
+        };
+        let trace = match mmc {
+            None => Err(not_mmc()),
+            Some(paths) => tracefs_root()
+                .and_then(|root| tracefs::Instance::create(&root, &paths.host))
+                .map_err(|e| format!("unavailable: {e:#}")),
+        };
+        let pack_stats = match mmc {
+            None => Err(not_mmc()),
+            Some(paths) => {
+                let path = paths.card_debugfs.join("wr_pack_stats");
+                if path.exists() {
+                    Ok(path)
+                } else {
+                    Err(format!(
+                        "none: this kernel has no {} (mainline removed packed commands in v4.10)",
+                        path.display()
+                    ))
+                }
+            }
+        };
+        let meta = EvidenceMeta {
+            block_stat: match block_stat::stat_path(target) {
+                Ok(path) => path.display().to_string(),
+                Err(e) => format!("unavailable: {e:#}"),
+            },
+            trace: match (&trace, mmc) {
+                (Ok(instance), Some(paths)) => {
+                    let mut text = format!(
+                        "{}: mmc_request_start and mmc_request_done of host {}",
+                        instance.dir().display(),
+                        paths.host
+                    );
+                    for note in &instance.notes {
+                        text.push_str("; ");
+                        text.push_str(note);
+                    }
+                    text
+                }
+                (Err(why), _) => why.clone(),
+                (Ok(_), None) => unreachable!("a trace needs a card"),
+            },
+            wr_pack_stats: match &pack_stats {
+                Ok(path) => path.display().to_string(),
+                Err(why) => why.clone(),
+            },
+        };
+        Collector {
+            target: target.to_path_buf(),
+            enabled: true,
+            trace,
+            pack_stats,
+            meta,
+        }
+    }
+
+    /// What this session collects, for meta.json.
+    pub fn meta(&self) -> &EvidenceMeta {
+        &self.meta
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Read the counters and start tracing, right before a run's first I/O.
+    pub fn start(&self) -> Started {
+        if !self.enabled {
+            return Started {
+                stat: Err(String::new()),
+                capture: None,
+                pack: None,
+            };
+        }
+        let stat = block_stat::stat_path(&self.target)
+            .and_then(|path| BlockStat::read_from(&path).map(|s| (path, s)))
+            .map_err(|e| format!("{e:#}"));
+        let pack = self.pack_stats.as_ref().ok().map(read_pack_stats);
+        let capture = self
+            .trace
+            .as_ref()
+            .ok()
+            .map(|instance| instance.capture().map_err(|e| format!("{e:#}")));
+        Started {
+            stat,
+            capture,
+            pack,
+        }
+    }
+
+    /// Stop tracing and read the counters again, right after the run's last I/O; None
+    /// when evidence is off.
+    pub fn finish(&self, started: Started) -> Option<RunEvidence> {
+        if !self.enabled {
+            return None;
+        }
+        let trace = match started.capture {
+            Some(Ok(capture)) => capture.finish().map_err(|e| format!("{e:#}")),
+            Some(Err(e)) => Err(e),
+            None => Err(self.meta.trace.clone()),
+        };
+        let block_stat = started.stat.and_then(|(path, before)| {
+            BlockStat::read_from(&path)
+                .map(|after| after.delta(&before))
+                .map_err(|e| format!("{e:#}"))
+        });
+        let packed = match (&self.pack_stats, started.pack) {
+            (Ok(path), Some(Ok(before))) => Some(read_pack_stats(path).and_then(|after| {
+                if before.trim().is_empty() && after.trim().is_empty() {
+                    Err(format!(
+                        "{} is disabled (empty): echo 1 > it, or use the packing knob, which does",
+                        path.display()
+                    ))
+                } else {
+                    Ok(pack_stats::delta(&before, &after))
+                }
+            })),
+            (_, Some(Err(e))) => Some(Err(e)),
+            _ => None,
+        };
+        Some(RunEvidence {
+            block_stat,
+            trace,
+            packed,
+        })
+    }
+}
+
+fn read_pack_stats(path: &PathBuf) -> std::result::Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+}
+
+impl RunEvidence {
+    /// The trace of this run in a word or two: `ok`, `lost N events`, `none` (not an MMC
+    /// card), `unavailable` (meta.json says why), or `failed: <why>` (this run only).
+    pub fn trace_status(&self) -> String {
+        match &self.trace {
+            Ok(stats) if stats.lost_events > 0 => format!("lost {} events", stats.lost_events),
+            Ok(_) => "ok".to_string(),
+            Err(why) => match why.split_once(':') {
+                Some((word @ ("none" | "unavailable"), _)) => word.to_string(),
+                _ if why.starts_with("off") => "off".to_string(),
+                _ => format!("failed: {why}"),
+            },
+        }
+    }
+
+    /// One line for the progress output: what the driver did in this run.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        match &self.trace {
+            Ok(stats) => {
+                for kind in [Kind::Write, Kind::Read] {
+                    let r = stats.kind(kind);
+                    if r.requests == 0 {
+                        continue;
+                    }
+                    let mut text = format!(
+                        "{} {} req of {} mean",
+                        kind.as_str(),
+                        r.requests,
+                        crate::units::format_size(r.mean_size().unwrap_or(0.0) as u64)
+                    );
+                    if r.multi_block > 0 {
+                        text.push_str(&format!(
+                            ", CMD23 on {}/{} multi-block",
+                            r.sbc, r.multi_block
+                        ));
+                    }
+                    if r.sbc_packed > 0 {
+                        text.push_str(&format!(", {} packed", r.sbc_packed));
+                    }
+                    if let Some(us) = r.mean_latency_us() {
+                        text.push_str(&format!(", {:.3} ms/req", us / 1000.0));
+                    }
+                    if r.errors > 0 {
+                        text.push_str(&format!(", {} errors", r.errors));
+                    }
+                    parts.push(text);
+                }
+                if stats.lost_events > 0 {
+                    parts.push(format!(
+                        "LOST {} trace events (counts are too low)",
+                        stats.lost_events
+                    ));
+                }
+            }
+            Err(_) => {
+                let trace = self.trace_status();
+                match &self.block_stat {
+                    Ok(s) => parts.push(format!(
+                        "block stat: {} writes ({} sectors), {} reads ({} sectors); trace {trace}",
+                        s.write.ios, s.write.sectors, s.read.ios, s.read.sectors
+                    )),
+                    Err(e) => parts.push(format!("no block stat ({e}); trace {trace}")),
+                }
+            }
+        }
+        if let Some(Ok((commands, requests))) = &self.packed {
+            parts.push(format!(
+                "wr_pack_stats: +{commands} packed writes of {requests} requests"
+            ));
+        }
+        if parts.is_empty() {
+            "no mmc requests".to_string()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No tracefs: meta.json and every run say why, and the run goes on with what there is.
+    #[test]
+    fn without_tracefs_the_run_goes_on_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"x").unwrap();
+        let paths = MmcPaths::under(dir.path());
+        let collector = Collector::open_with(&target, Some(&paths), || {
+            anyhow::bail!("tracefs is not mounted (looked in /nonexistent)")
+        });
+        assert_eq!(
+            collector.meta().trace,
+            "unavailable: tracefs is not mounted (looked in /nonexistent)"
+        );
+        assert!(collector
+            .meta()
+            .wr_pack_stats
+            .contains("removed packed commands"));
+        let evidence = collector.finish(collector.start()).expect("evidence is on");
+        assert_eq!(
+            evidence.trace.as_ref().unwrap_err(),
+            &collector.meta().trace
+        );
+        assert!(evidence.packed.is_none());
+        assert_eq!(evidence.trace_status(), "unavailable");
+        assert!(
+            evidence.summary().contains("trace unavailable"),
+            "{}",
+            evidence.summary()
+        );
+    }
+
+    #[test]
+    fn not_permitted_is_said_with_what_to_do() {
+        // A tracefs root whose instances directory cannot be written (a read-only
+        // directory for a normal user; root gets a file in its way instead).
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tracing");
+        std::fs::create_dir_all(root.join("events/mmc/mmc_request_start")).unwrap();
+        std::fs::write(root.join("instances"), b"").unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"x").unwrap();
+        let collector =
+            Collector::open_with(&target, Some(&MmcPaths::under(dir.path())), || Ok(root));
+        let why = &collector.meta().trace;
+        assert!(
+            why.starts_with("unavailable: ") && why.contains("instances"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn off_collects_nothing() {
+        let collector = Collector::off();
+        assert!(collector.finish(collector.start()).is_none());
+        assert!(collector.meta().trace.contains("--no-evidence"));
+    }
+
+    #[test]
+    fn packing_statistics_found_disabled_are_reported_not_guessed() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = MmcPaths::under(dir.path());
+        std::fs::create_dir_all(&paths.card_debugfs).unwrap();
+        let stats = paths.card_debugfs.join("wr_pack_stats");
+        std::fs::write(&stats, "").unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"x").unwrap();
+        let collector =
+            Collector::open_with(&target, Some(&paths), || anyhow::bail!("no tracefs here"));
+        assert_eq!(collector.meta().wr_pack_stats, stats.display().to_string());
+        let evidence = collector.finish(collector.start()).unwrap();
+        let err = evidence.packed.unwrap().unwrap_err();
+        assert!(err.contains("disabled"), "{err}");
+        // Enabled and counting: the delta of the run.
+        std::fs::write(&stats, "mmc0: Packed 2 reqs - 1 times\n").unwrap();
+        let started = collector.start();
+        std::fs::write(&stats, "mmc0: Packed 2 reqs - 4 times\n").unwrap();
+        let evidence = collector.finish(started).unwrap();
+        assert_eq!(evidence.packed, Some(Ok((3, 6))));
+    }
+}
