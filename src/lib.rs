@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod device;
 pub mod evidence;
+pub mod export;
 pub mod knob;
 pub mod plan;
 pub mod probe;

@@ -7,11 +7,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::process::ExitCode;
 
+/// Version of `mmcab knobs --json` (`{"schema", "device", "knobs": [...]}`).
+pub const KNOBS_JSON_SCHEMA: u32 = 1;
+
 #[derive(Debug, Args)]
 pub struct KnobsArgs {
     /// /dev/mmcblkN or mmcblkN
     pub device: String,
-    /// Machine-readable output
+    /// Machine-readable output (schema in README.md)
     #[arg(long)]
     pub json: bool,
 }
@@ -20,7 +23,11 @@ pub fn execute(args: &KnobsArgs, out: &Output) -> Result<ExitCode> {
     let statuses = crate::knob::statuses(&args.device)
         .with_context(|| format!("mmcab knobs {}: finding the MMC card", args.device))?;
     if args.json {
-        out.json(&statuses)?;
+        out.json(&serde_json::json!({
+            "schema": KNOBS_JSON_SCHEMA,
+            "device": args.device,
+            "knobs": statuses,
+        }))?;
     } else {
         out.print(&knobs_table(&statuses))?;
     }

@@ -10,6 +10,9 @@
 //! reads record. Nothing below this module imports it.
 
 mod calibrate;
+mod export;
+mod extras;
+mod gates;
 mod info;
 mod knobs;
 pub mod output;
@@ -63,6 +66,13 @@ pub enum Command {
     Compare(CompareArgs),
     /// Store a board's boot-to-boot spread from A/A boots, for single-boot comparisons
     Calibrate(CalibrateArgs),
+    /// Write a plan in another tool's format (fio job file)
+    #[command(subcommand)]
+    Export(export::ExportCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(extras::CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a directory
+    Man(extras::ManArgs),
     /// Experiments that tell what a card does: packed writes, erase block size (align),
     /// open allocation units (open-au)
     Probe(ProbeArgs),
@@ -75,7 +85,10 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Info(a) => (false, a.json),
         Command::Knobs(a) => (false, a.json),
         Command::Run(a) => (a.quiet, a.json),
-        Command::Report(_) | Command::Compare(_) | Command::Calibrate(_) => (false, false),
+        Command::Report(a) => (false, a.output.format() == gates::Format::Json),
+        Command::Compare(a) => (false, a.output.format() == gates::Format::Json),
+        Command::Calibrate(_) | Command::Export(_) => (false, false),
+        Command::Completions(_) | Command::Man(_) => (false, false),
         Command::Probe(a) => (a.quiet(), a.json()),
     };
     let out = Arc::new(Output::new(quiet, json));
@@ -86,6 +99,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Report(args) => report::report(args, &out),
         Command::Compare(args) => report::compare(args, &out),
         Command::Calibrate(args) => calibrate::execute(args, &out),
+        Command::Export(args) => export::execute(args, &out),
+        Command::Completions(args) => extras::completions(args, &out),
+        Command::Man(args) => extras::man(args, &out),
         Command::Probe(args) => probe::execute(args, &out),
     };
     match result {

@@ -1,12 +1,15 @@
-//! `mmcab report DIR` and `mmcab compare BASE... [--vs NEW...]`: the mail text on stdout,
-//! where the report went on stderr.
+//! `mmcab report DIR` and `mmcab compare BASE... [--vs NEW...]`: the mail text (or JSON,
+//! or LAVA signals) on stdout, where the report went on stderr, and the regression gate's
+//! exit status (see `gates.rs`); `compare --baseline STORE` finds the base side in a
+//! store of baselines per device.
 
+use super::gates::{self, GateArgs, OutputArgs};
 use super::output::Output;
-use crate::report::{self, CompareOptions, Written};
+use crate::report::{self, baseline, CompareOptions};
 use crate::stats::multiple::Correction;
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
@@ -20,6 +23,10 @@ pub struct ReportArgs {
     /// How the p-values of the report are adjusted together
     #[arg(long, value_enum, default_value_t = Correction::BenjaminiHochberg)]
     pub correction: Correction,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub gates: GateArgs,
 }
 
 #[derive(Debug, Args)]
@@ -52,25 +59,50 @@ pub struct CompareArgs {
     /// Do not use a stored calibration
     #[arg(long)]
     pub no_calibration: bool,
+    /// Baseline store: compare DIRS (the new side's boots) with the baseline kept there
+    /// for their device and plan (STORE/<device>/<plan>/)
+    #[arg(long, value_name = "STORE", conflicts_with = "vs")]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline: store DIRS as the baseline of their device and plan (replacing
+    /// the old one) instead of comparing
+    #[arg(long, requires = "baseline")]
+    pub save_baseline: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub gates: GateArgs,
 }
 
 pub fn report(args: &ReportArgs, out: &Output) -> Result<ExitCode> {
-    show(
-        &report::report(&args.dir, args.baseline.as_deref(), args.correction)?,
-        out,
-    )
+    let written = report::report(&args.dir, args.baseline.as_deref(), args.correction)?;
+    gates::finish("report", &written, &args.output, &args.gates, out)
 }
 
 pub fn compare(args: &CompareArgs, out: &Output) -> Result<ExitCode> {
+    if let Some(store) = &args.baseline {
+        return compare_with_store(args, store, out);
+    }
     if args.vs.is_empty() && args.dirs.len() < 2 {
         anyhow::bail!(
             "mmcab compare needs two sides: BASE_DIR... --vs NEW_DIR... (one results \
              directory per boot), or DIR_A DIR_B"
         );
     }
+    run_compare(args, args.dirs.clone(), args.vs.clone(), None, out)
+}
+
+/// Compare `base` with `new` as the arguments say (report into `into`, default the first
+/// baseline dir's report directory), then the format and the gate.
+fn run_compare(
+    args: &CompareArgs,
+    base: Vec<PathBuf>,
+    new: Vec<PathBuf>,
+    into: Option<PathBuf>,
+    out: &Output,
+) -> Result<ExitCode> {
     let opts = CompareOptions {
-        base: args.dirs.clone(),
-        new: args.vs.clone(),
+        base,
+        new,
         force: args.force,
         correction: args.correction,
         calibration: args.calibration.clone(),
@@ -79,24 +111,38 @@ pub fn compare(args: &CompareArgs, out: &Output) -> Result<ExitCode> {
         } else {
             super::calibrate::store_dir()
         },
+        out: into,
     };
-    show(&report::compare(&opts)?, out)
+    let written = report::compare(&opts)?;
+    gates::finish("compare", &written, &args.output, &args.gates, out)
 }
 
-fn show(written: &Written, out: &Output) -> Result<ExitCode> {
-    for difference in &written.forced {
-        out.line(&format!("mmcab: WARNING: {difference}"));
+/// `compare --baseline STORE DIR...`: the stored boots against DIR... (the report goes
+/// into the first new directory, never into the store), or with `--save-baseline` DIR...
+/// stored as the baseline.
+fn compare_with_store(args: &CompareArgs, store: &Path, out: &Output) -> Result<ExitCode> {
+    let new = baseline::load_all(&args.dirs)?;
+    if args.save_baseline {
+        let slot = baseline::save(store, &new)?;
+        out.line(&format!("mmcab: baseline stored in {}/", slot.display()));
+        return Ok(ExitCode::SUCCESS);
     }
-    for warning in &written.warnings {
-        out.warn(warning);
+    let base = baseline::find(store, &new)?;
+    if base.iter().any(|b| args.dirs.contains(b)) {
+        bail!(
+            "--baseline {}: the new directories are the stored baseline itself",
+            store.display()
+        );
     }
-    out.print(&written.mail)?;
-    out.line(&format!(
-        "mmcab: report written to {}/ ({})",
-        written.dir.display(),
-        written.files
+    let name = args.dirs[0]
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "new".into());
+    let into = report::report_dir(&args.dirs[0]).join(format!(
+        "compare-baseline-vs-{}",
+        report::chart::file_stem(&name)
     ));
-    Ok(ExitCode::SUCCESS)
+    run_compare(args, base, args.dirs.clone(), Some(into), out)
 }
 
 #[cfg(test)]

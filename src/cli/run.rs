@@ -166,7 +166,11 @@ fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<ExitCode> {
         Results::Recorded { dir, rows } => {
             if done.stopped.is_none() {
                 if args.json {
-                    out.json(&serde_json::json!({ "results_dir": dir, "runs": rows }))?;
+                    out.json(&serde_json::json!({
+                        "schema": tables::RUN_JSON_SCHEMA,
+                        "results_dir": dir,
+                        "runs": rows,
+                    }))?;
                 } else {
                     out.print(&tables::summary_table(rows))?;
                     if let Some(summary) = &done.adaptive {

@@ -17,6 +17,9 @@ fn direction_json(d: &DirectionResult) -> serde_json::Value {
     v
 }
 
+/// Version of `mmcab run --json` (both forms: one pass and recorded).
+pub const RUN_JSON_SCHEMA: u32 = 1;
+
 /// Results as JSON: the result types plus mb_per_s, kib_per_s and iops per direction.
 pub fn to_json(results: &[WorkloadResult]) -> serde_json::Value {
     let workloads: Vec<serde_json::Value> = results
@@ -35,7 +38,7 @@ pub fn to_json(results: &[WorkloadResult]) -> serde_json::Value {
             })
         })
         .collect();
-    serde_json::json!({ "workloads": workloads })
+    serde_json::json!({ "schema": RUN_JSON_SCHEMA, "workloads": workloads })
 }
 
 fn row(workload: &str, job: &str, d: &DirectionResult) -> Vec<String> {

@@ -240,8 +240,16 @@ pub(super) fn decode_hs_timing(v: u64, _: &ExtCsd) -> DecodedValue {
 }
 
 /// Reads EXT_CSD: CMD8 through the ioctl first; if that fails (no CAP_SYS_RAWIO, a host
-/// that refuses), the kernel's debugfs `ext_csd`. Errors name both attempts.
+/// that refuses), the kernel's debugfs `ext_csd`. Errors name both attempts. A card whose
+/// sysfs `type` is not `MMC` is refused before any command: SD cards have no EXT_CSD,
+/// and CMD8 means SEND_IF_COND to them.
 pub fn read_ext_csd(paths: &MmcPaths) -> Result<(ExtCsd, ExtCsdSource)> {
+    if let Ok(card_type) = std::fs::read_to_string(paths.card_sysfs.join("type")) {
+        let card_type = card_type.trim();
+        if card_type != "MMC" {
+            bail!("{card_type} cards have no EXT_CSD (eMMC only)");
+        }
+    }
     let ioctl_error = match std::fs::File::open(&paths.dev_node) {
         Ok(dev) => match super::ioctl::read_ext_csd(&dev) {
             Ok(raw) => return Ok((ExtCsd { raw }, ExtCsdSource::Ioctl)),

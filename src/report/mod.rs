@@ -6,17 +6,22 @@
 //! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`].
 //! [`compare`] merges results dirs as boots, [`across`] tests their changes with boots
 //! as the unit, [`calibration`] stores a board's boot-to-boot spread, [`correction`]
-//! adjusts the p-values of a report together.
-//! [`evidence`] is the kernel evidence beside the numbers (mail lines, markdown section).
+//! adjusts the p-values of a report together. [`lava`] writes LAVA test-case signals,
+//! [`gate`] turns the model's verdicts into a CI pass/fail, [`baseline`] keeps baselines
+//! per device identity. [`evidence`] is the kernel evidence beside the numbers (mail
+//! lines, markdown section).
 
 pub mod across;
+pub mod baseline;
 pub mod calibration;
 pub mod chart;
 pub mod compare;
 pub mod correction;
 pub mod csv;
 pub mod evidence;
+pub mod gate;
 pub mod json;
+pub mod lava;
 pub mod load;
 pub mod markdown;
 pub mod model;
@@ -98,6 +103,9 @@ fn remove_old_charts(out: &Path) -> Result<()> {
 /// A report written to disk.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// The report model every file was rendered from (for gates, LAVA and `--json`);
+    /// None for a probe's report, which has its own.
+    pub report: Option<Report>,
     /// The mail text (also in `dir`/report.txt).
     pub mail: String,
     /// Where the files went.
@@ -158,27 +166,30 @@ pub fn report_dir(dir: &Path) -> PathBuf {
 /// the plan's first), the numbers of a reference CSV (results/reference/*.csv), a
 /// probe's directory (`mmcab probe`), or published flashbench output (a text file).
 pub fn report(path: &Path, baseline: Option<&str>, correction: Correction) -> Result<Written> {
-    let (mail, dir, files) = if path.is_file() && probe::is_flashbench_text(path) {
+    let (mail, dir, files, report) = if path.is_file() && probe::is_flashbench_text(path) {
         let (mail, dir) = probe::report_published(path)?;
-        (mail, dir, PROBE_FILES)
+        (mail, dir, PROBE_FILES, None)
     } else if path.is_file() {
         let out = reference::default_out_dir(path);
-        (
-            reference::generate(path, &out, baseline)?,
-            out,
-            RESULTS_FILES,
-        )
+        let (mail, report) = reference::generate(path, &out, baseline)?;
+        (mail, out, RESULTS_FILES, Some(report))
     } else if crate::probe::record::is_probe_dir(path) {
-        (probe::report_dir(path)?, path.to_path_buf(), PROBE_FILES)
+        (
+            probe::report_dir(path)?,
+            path.to_path_buf(),
+            PROBE_FILES,
+            None,
+        )
     } else {
         let dir = load::load(path)?;
         let mut report = results::build(&dir, baseline)?;
         correction::apply(&mut report, correction);
         let out = report_dir(path);
         let mail = write_outputs(&chart_input(&report, &[&dir]), &out)?;
-        (mail, out, RESULTS_FILES)
+        (mail, out, RESULTS_FILES, Some(report))
     };
     Ok(Written {
+        report,
         mail,
         dir,
         forced: Vec::new(),
@@ -202,6 +213,8 @@ pub struct CompareOptions {
     pub calibration: Option<PathBuf>,
     /// Where `mmcab calibrate` stores calibrations (looked up by device and plan).
     pub calibration_store: Option<PathBuf>,
+    /// Where the report goes (default: the first baseline dir's report directory).
+    pub out: Option<PathBuf>,
 }
 
 /// `mmcab compare`: results directories as boots (see [`compare`](mod@compare)).
@@ -251,7 +264,7 @@ pub fn compare(opts: &CompareOptions) -> Result<Written> {
             .push(("Calibration".into(), cal.describe(path)));
     }
     correction::apply(&mut report, opts.correction);
-    let out = compare::out_dir(&sides);
+    let out = opts.out.clone().unwrap_or_else(|| compare::out_dir(&sides));
     let refs: Vec<&ResultsDir> = renamed.iter().collect();
     let mail = write_outputs(&chart_input(&report, &refs), &out)?;
     Ok(Written {
@@ -260,6 +273,7 @@ pub fn compare(opts: &CompareOptions) -> Result<Written> {
         forced: report.notes.clone(),
         warnings: warned,
         files: RESULTS_FILES,
+        report: Some(report),
     })
 }
 

@@ -170,7 +170,7 @@ pub fn default_out_dir(csv: &Path) -> PathBuf {
 }
 
 /// Read a reference CSV and write its report into `out`; returns the mail text.
-pub fn generate(csv: &Path, out: &Path, baseline: Option<&str>) -> Result<String> {
+pub fn generate(csv: &Path, out: &Path, baseline: Option<&str>) -> Result<(String, Report)> {
     let rows = read(csv)?;
     let report = build(&rows, baseline)?;
     let input = chart::ChartInput {
@@ -179,7 +179,8 @@ pub fn generate(csv: &Path, out: &Path, baseline: Option<&str>) -> Result<String
         series: Vec::new(),
         latency: Vec::new(),
     };
-    write_outputs(&input, out)
+    let mail = write_outputs(&input, out)?;
+    Ok((mail, report))
 }
 
 #[cfg(test)]

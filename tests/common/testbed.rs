@@ -1,7 +1,9 @@
 //! Run shell command lines in the emulated-eMMC guest (`testbed/run`) from integration
 //! tests: a real Linux MMC stack (QEMU ast2600-evb, Debian armmp 6.12 or 7.x) with the
-//! static armv7 `mmcab` on PATH and `/out` brought back to the host. What the guest is
-//! and what it shows: testbed/README.md.
+//! static armv7 `mmcab` on PATH and `/out` brought back to the host; or, with
+//! `.arch("arm64")`, the arm64 guest (QEMU virt, an SD card on sdhci-pci, Debian arm64
+//! 6.12, the static aarch64 `mmcab`). What the guests are and what they show:
+//! testbed/README.md.
 //!
 //! Use it from any test file in tests/ (no shared `mod.rs`, so each test crate takes only
 //! this module). Every test that boots the guest carries the ignore attribute below, so
@@ -65,14 +67,20 @@ fn missing_parts() -> Option<String> {
     let wanted = [
         "kernels/6.12/vmlinuz",
         "kernels/7/vmlinuz",
+        "kernels/arm64-6.12/vmlinuz",
         "busybox/busybox",
+        "busybox-arm64/busybox",
     ];
     let missing: Vec<String> = wanted
         .iter()
         .filter(|p| !cache.join(p).exists())
         .map(|p| cache.join(p).display().to_string())
         .collect();
-    let qemu = ["/usr/bin/qemu-system-arm", "/usr/bin/fdtput"];
+    let qemu = [
+        "/usr/bin/qemu-system-arm",
+        "/usr/bin/qemu-system-aarch64",
+        "/usr/bin/fdtput",
+    ];
     let missing: Vec<String> = missing
         .into_iter()
         .chain(
@@ -92,34 +100,54 @@ pub fn require_setup() {
 }
 
 /// The armv7 mmcab the guest runs: `$MMCAB_TESTBED_MMCAB`, else built once per test
-/// process with testbed/build-armv7 (seconds when warm).
+/// process with `testbed/build-armv7 --profile testbed` (seconds when warm).
 pub fn mmcab_armv7() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY
-        .get_or_init(|| {
-            if let Some(p) = std::env::var_os("MMCAB_TESTBED_MMCAB") {
-                return PathBuf::from(p);
-            }
-            let script = repo_root().join("testbed/build-armv7");
-            let out = Command::new(&script)
-                .output()
-                .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
-            assert!(
-                out.status.success(),
-                "{} failed ({}):\n{}",
-                script.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-        })
-        .clone()
+    guest_binary(&BINARY, "MMCAB_TESTBED_MMCAB", "testbed/build-armv7")
+}
+
+/// The aarch64 mmcab the arm64 guest runs: `$MMCAB_TESTBED_MMCAB_ARM64`, else built once
+/// per test process with `testbed/build-aarch64 --profile testbed`.
+pub fn mmcab_aarch64() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    guest_binary(
+        &BINARY,
+        "MMCAB_TESTBED_MMCAB_ARM64",
+        "testbed/build-aarch64",
+    )
+}
+
+/// The binary named by `env`, else the one `script` builds, once per `cell`.
+fn guest_binary(cell: &OnceLock<PathBuf>, env: &str, script: &str) -> PathBuf {
+    cell.get_or_init(|| match std::env::var_os(env) {
+        Some(p) => PathBuf::from(p),
+        None => build_static(script),
+    })
+    .clone()
+}
+
+/// Runs a build script of testbed/ with the testbed profile; the binary's path.
+fn build_static(script: &str) -> PathBuf {
+    let script = repo_root().join(script);
+    let out = Command::new(&script)
+        .args(["--profile", "testbed"])
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "{} failed ({}):\n{}",
+        script.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
 /// One boot of the guest, configured like `testbed/run`'s options.
 #[derive(Debug, Clone)]
 pub struct Guest {
     label: String,
+    arch: String,
     kernel: String,
     bus_width: u8,
     image_size: Option<String>,
@@ -132,10 +160,12 @@ pub struct Guest {
 
 impl Guest {
     /// `label` names the host directory /out is copied to (made unique per call).
-    /// Defaults: kernel 6.12, bus width 4, a fresh 256 MiB image, timeout 300 s.
+    /// Defaults: armv7 (the eMMC guest), kernel 6.12, bus width 4, a fresh 256 MiB
+    /// image, timeout 300 s.
     pub fn new(label: &str) -> Guest {
         Guest {
             label: label.to_string(),
+            arch: "armv7".to_string(),
             kernel: "6.12".to_string(),
             bus_width: 4,
             image_size: None,
@@ -145,6 +175,12 @@ impl Guest {
             modules: Vec::new(),
             timeout: Duration::from_secs(300),
         }
+    }
+    /// "armv7" (ast2600-evb, eMMC) or "arm64" (virt, SD card on sdhci-pci; kernel 6.12,
+    /// bus width 4 only).
+    pub fn arch(mut self, arch: &str) -> Guest {
+        self.arch = arch.to_string();
+        self
     }
     /// "6.12", "7" (the newest 7.x in the cache) or a full release name.
     pub fn kernel(mut self, kernel: &str) -> Guest {
@@ -189,7 +225,13 @@ impl Guest {
 
     /// The `testbed/run` arguments for this boot (without the command line).
     pub fn args(&self, out_dir: &Path) -> Vec<String> {
+        let binary = match self.arch.as_str() {
+            "arm64" => mmcab_aarch64(),
+            _ => mmcab_armv7(),
+        };
         let mut args = vec![
+            "--arch".to_string(),
+            self.arch.clone(),
             "--kernel".to_string(),
             self.kernel.clone(),
             "--bus-width".to_string(),
@@ -197,7 +239,7 @@ impl Guest {
             "--timeout".to_string(),
             self.timeout.as_secs().max(1).to_string(),
             "--mmcab".to_string(),
-            mmcab_armv7().display().to_string(),
+            binary.display().to_string(),
             "--out".to_string(),
             out_dir.display().to_string(),
         ];
@@ -320,11 +362,13 @@ impl GuestRun {
     }
 }
 
-/// The entry of knob `name` in the output of `mmcab knobs --json`.
+/// The entry of knob `name` in the output of `mmcab knobs --json` (`{schema, device,
+/// knobs: [...]}`).
 pub fn knob<'a>(knobs: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    knobs
+    assert_eq!(knobs["schema"], 1, "mmcab knobs --json schema: {knobs}");
+    knobs["knobs"]
         .as_array()
-        .expect("mmcab knobs --json is an array")
+        .expect("mmcab knobs --json has a knobs array")
         .iter()
         .find(|k| k["name"] == name)
         .unwrap_or_else(|| panic!("no knob {name} in {knobs}"))

@@ -1,0 +1,96 @@
+#!/bin/sh
+# The run step of lava/mmcab.yaml (POSIX sh: boards may have only busybox). Puts the
+# static mmcab on the board, runs a plan against DEVICE, prints every metric as a LAVA
+# test case (mmcab report/compare --format lava) and keeps the results directory:
+# uploaded to ARTIFACT_URL when given (and referenced with lava-test-reference),
+# otherwise its summary.csv goes into the log. Outside LAVA (no lava-test-case on PATH)
+# it prints the same signal lines itself, so it can be tried on any machine.
+#
+# Environment (the test definition's params): MMCAB_URL, DEVICE, PLAN, RUN_ARGS, GATE,
+# BASELINE_DIR, SAVE_BASELINE, ARTIFACT_URL, ARTIFACT_TOKEN; OUT (default ./mmcab-output).
+set -u
+DEVICE=${DEVICE:-/dev/mmcblk0}
+PLAN=${PLAN:-workloads/dd-bus-width.toml}
+RUN_ARGS=${RUN_ARGS:-}
+GATE=${GATE:-}
+BASELINE_DIR=${BASELINE_DIR:-}
+SAVE_BASELINE=${SAVE_BASELINE:-false}
+ARTIFACT_URL=${ARTIFACT_URL:-}
+ARTIFACT_TOKEN=${ARTIFACT_TOKEN:-}
+OUT=${OUT:-$PWD/mmcab-output}
+RESULTS=$OUT/results
+
+# case ID pass|fail [MEASUREMENT UNITS]: one LAVA test case, through LAVA's helper if any.
+case_result() {
+    if command -v lava-test-case >/dev/null 2>&1; then
+        if [ $# -ge 4 ]; then
+            lava-test-case "$1" --result "$2" --measurement "$3" --units "$4"
+        else
+            lava-test-case "$1" --result "$2"
+        fi
+    elif [ $# -ge 4 ]; then
+        echo "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=$1 RESULT=$2 MEASUREMENT=$3 UNITS=$4>"
+    else
+        echo "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=$1 RESULT=$2>"
+    fi
+}
+check() { # check ID COMMAND...: a pass/fail test case for COMMAND's exit status
+    id=$1
+    shift
+    if "$@"; then case_result "$id" pass; else case_result "$id" fail; return 1; fi
+}
+
+mkdir -p "$OUT" || exit 1
+
+# 1. The binary: downloaded, or the one on PATH.
+MMCAB=mmcab
+if [ -n "${MMCAB_URL:-}" ]; then
+    MMCAB=$OUT/mmcab
+    if command -v curl >/dev/null 2>&1; then
+        check mmcab-download curl -fsSL -o "$MMCAB" "$MMCAB_URL" || exit 0
+    else
+        check mmcab-download wget -q -O "$MMCAB" "$MMCAB_URL" || exit 0
+    fi
+    chmod 755 "$MMCAB"
+fi
+check mmcab-version "$MMCAB" --version || exit 0
+
+# 2. The card, as the kernel drives it (kept with the results).
+info() { "$MMCAB" info --json "$DEVICE" >"$OUT/info.json"; }
+check mmcab-info info
+
+# 3. The plan. RUN_ARGS is split into words on purpose.
+# shellcheck disable=SC2086
+check mmcab-run "$MMCAB" run "$PLAN" --device "$DEVICE" --allow-write --out "$RESULTS" $RUN_ARGS ||
+    exit 0
+
+# 4. Every metric as a test case, and the gate (exit 6 = regression, 7 = inconclusive).
+if [ -n "$BASELINE_DIR" ] && [ "$SAVE_BASELINE" = true ]; then
+    check mmcab-save-baseline "$MMCAB" compare --baseline "$BASELINE_DIR" --save-baseline "$RESULTS"
+    # shellcheck disable=SC2086
+    "$MMCAB" report "$RESULTS" --format lava
+elif [ -n "$BASELINE_DIR" ]; then
+    # shellcheck disable=SC2086
+    "$MMCAB" compare --baseline "$BASELINE_DIR" "$RESULTS" --format lava $GATE
+else
+    # shellcheck disable=SC2086
+    "$MMCAB" report "$RESULTS" --format lava $GATE
+fi
+echo "mmcab-lava: report/compare exit status $?"
+
+# 5. Keep the results directory.
+tarball=$OUT/mmcab-results.tar.gz
+tar -C "$OUT" -czf "$tarball" results info.json
+if [ -n "$ARTIFACT_URL" ]; then
+    url=$(curl -fsS -F "path=@$tarball" -F "token=$ARTIFACT_TOKEN" "$ARTIFACT_URL")
+    if [ -n "$url" ] && command -v lava-test-reference >/dev/null 2>&1; then
+        lava-test-reference mmcab-results --result pass --reference "$url"
+    else
+        check mmcab-results-upload test -n "$url"
+        echo "mmcab-lava: results uploaded to $url"
+    fi
+else
+    echo "mmcab-lava: results kept in $tarball on the board; summary.csv:"
+    find "$RESULTS" -name summary.csv -exec cat {} \;
+fi
+exit 0

@@ -1,0 +1,51 @@
+//! `mmcab completions SHELL` and `mmcab man [--dir DIR]`: generated from the clap
+//! definitions at run time (clap_complete, clap_mangen), so they always match the binary
+//! and no build script is needed. Installing them: README.md, "Shell completions and man
+//! pages".
+
+use super::output::Output;
+use super::Cli;
+use anyhow::{Context, Result};
+use clap::{Args, CommandFactory};
+use clap_complete::aot::{generate, Shell};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write mmcab.1 and one page per command (mmcab-run.1, ...) into this directory
+    /// instead of printing mmcab.1
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+pub fn completions(args: &CompletionsArgs, out: &Output) -> Result<ExitCode> {
+    let mut cmd = Cli::command();
+    out.stdout(|w| {
+        generate(args.shell, &mut cmd, "mmcab", w);
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn man(args: &ManArgs, out: &Output) -> Result<ExitCode> {
+    let cmd = Cli::command();
+    match &args.dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            clap_mangen::generate_to(cmd, dir)
+                .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
+            out.line(&format!("mmcab: man pages written to {}/", dir.display()));
+        }
+        None => out.stdout(|w| clap_mangen::Man::new(cmd).render(w))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

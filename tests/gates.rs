@@ -1,0 +1,239 @@
+//! Regression gates (`--fail-if`, `--threshold`, `--allow-inconclusive`), their exit
+//! statuses, the baseline store (`compare --baseline STORE`) and `--json` of report and
+//! compare, end to end on copies of tests/fixtures/results-loop (real fio runs on a loop
+//! device, 5 measured runs per config). compare takes boots: each side is three copies
+//! whose throughputs are scaled by 0.98, 1.00 and 1.02 (a boot-to-boot spread), times
+//! 0.5 for "slower" and 2 for "faster"; "no change" is the base side again.
+
+#[path = "common/results.rs"]
+mod results;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const FIXTURE: &str = "results-loop";
+
+fn mmcab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mmcab"))
+        .args(args)
+        .output()
+        .expect("run mmcab")
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().expect("exit status")
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Keep only the fixture's max-sectors-512k runs: one config, so compare pairs it
+/// label against label.
+fn one_config(dir: &Path) {
+    results::edit_runs(dir, |row| row.config == "max-sectors-512k");
+}
+
+/// A copy of the fixture without its per-second and latency rows: the reports then draw
+/// only the bar charts (the other charts are most of a debug build's time here).
+fn copy(tmp: &Path, name: &str) -> PathBuf {
+    let dir = results::fixture_copy(tmp, FIXTURE, name);
+    results::without_series(&dir);
+    dir
+}
+
+/// Three boots of one side, named `<side>-<k>`: one-config copies with every throughput
+/// scaled by `factor` and the boot's own offset.
+fn boots(tmp: &Path, side: &str, factor: f64) -> Vec<PathBuf> {
+    [0.98, 1.0, 1.02]
+        .iter()
+        .enumerate()
+        .map(|(k, offset)| {
+            let dir = copy(tmp, &format!("{side}-{k}"));
+            one_config(&dir);
+            results::scale_throughput(&dir, factor * offset);
+            dir
+        })
+        .collect()
+}
+
+/// `mmcab compare BASE... --vs NEW... EXTRA...` (no stored calibration).
+fn compare(base: &[PathBuf], new: &[PathBuf], extra: &[&str]) -> Output {
+    let mut args = vec!["compare", "--no-calibration"];
+    args.extend(base.iter().map(|d| path(d)));
+    args.push("--vs");
+    args.extend(new.iter().map(|d| path(d)));
+    args.extend(extra);
+    mmcab(&args)
+}
+
+#[test]
+fn compare_exit_codes_for_slower_faster_and_no_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = boots(tmp.path(), "base", 1.0);
+    let slower = boots(tmp.path(), "slower", 0.5);
+    let faster = boots(tmp.path(), "faster", 2.0);
+    let same = boots(tmp.path(), "same", 1.0);
+    let cases = [
+        (&slower, "slower", 6),
+        (&faster, "slower", 0),
+        (&same, "slower", 0),
+        (&faster, "faster", 6),
+        (&slower, "changed", 6),
+        (&same, "changed", 0),
+    ];
+    for (new, fail_if, want) in cases {
+        let out = compare(&base, new, &["--fail-if", fail_if]);
+        assert_eq!(
+            code(&out),
+            want,
+            "{} --fail-if {fail_if}:\n{}",
+            new[0].display(),
+            describe(&out)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let verdict = if want == 6 { "FAIL" } else { "PASS" };
+        assert!(
+            stdout.contains(&format!("at 95% confidence: {verdict}")),
+            "{stdout}"
+        );
+    }
+    // Without a gate, compare reports and exits 0 whatever it found.
+    assert_eq!(code(&compare(&base, &slower, &[])), 0);
+}
+
+#[test]
+fn threshold_lets_small_slowdowns_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = boots(tmp.path(), "base", 1.0);
+    let slower = boots(tmp.path(), "slower", 0.5);
+    let gate = |t: &str| {
+        code(&compare(
+            &base,
+            &slower,
+            &["--fail-if", "slower", "--threshold", t],
+        ))
+    };
+    // 50% slower, surely: beyond 3%, not beyond 60%.
+    assert_eq!(gate("3%"), 6);
+    assert_eq!(gate("60%"), 0);
+    let out = compare(&base, &slower, &["--threshold", "3%"]);
+    assert_eq!(
+        code(&out),
+        2,
+        "--threshold needs --fail-if: {}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn one_boot_per_side_is_inconclusive_unless_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = boots(tmp.path(), "base", 1.0);
+    let new = boots(tmp.path(), "new", 0.5);
+    // One boot per side: no estimate of the boots' own spread, no verdict.
+    let args = ["--fail-if", "slower"];
+    let out = compare(&base[..1], &new[..1], &args);
+    assert_eq!(code(&out), 7, "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("INCONCLUSIVE"));
+    let out = compare(
+        &base[..1],
+        &new[..1],
+        &[&args[..], &["--allow-inconclusive"]].concat(),
+    );
+    assert_eq!(code(&out), 0, "{}", describe(&out));
+}
+
+#[test]
+fn report_gate_and_json_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy(tmp.path(), "r");
+    // Without a gate: the report's own verdicts, whatever they are, exit 0.
+    assert_eq!(code(&mmcab(&["report", path(&dir), "--json"])), 0);
+    // max-sectors-16k at a third of its throughput: slower in every workload, surely so
+    // (after the report's correction for its many tests) where the noise allows.
+    results::scale_config(&dir, Some("max-sectors-16k"), 1.0 / 3.0);
+    let out = mmcab(&["report", path(&dir), "--fail-if", "slower", "--json"]);
+    assert_eq!(code(&out), 6, "{}", describe(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(json["schema"], 1);
+    assert_eq!(json["command"], "report");
+    assert_eq!(json["gate"]["status"], "fail");
+    assert_eq!(json["report"]["baseline"], "max-sectors-512k");
+    let checks = json["gate"]["checks"].as_array().unwrap();
+    assert_eq!(
+        checks.len(),
+        5,
+        "one per workload's headline metric: {json}"
+    );
+    // A check fails exactly where the report's verdict is "slower".
+    for c in checks {
+        let slower = c["verdict"] == "slower";
+        assert_eq!(c["status"] == "fail", slower, "{c}");
+        assert!(!slower || c["ci_high"].as_f64().unwrap() < 0.0, "{c}");
+    }
+    assert_eq!(checks[0]["workload"], "seq-write");
+    assert_eq!(checks[0]["status"], "fail", "{json}");
+    // A report with a single config has nothing to gate.
+    let one = copy(tmp.path(), "one");
+    one_config(&one);
+    let out = mmcab(&["report", path(&one), "--fail-if", "slower"]);
+    assert_eq!(code(&out), 1, "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing is compared"));
+}
+
+#[test]
+fn baseline_store_per_device_identity() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let base = boots(tmp.path(), "base", 1.0);
+    let slower = boots(tmp.path(), "slower", 0.5);
+    // mmcab compare --baseline STORE ARGS...
+    let with_store = |args: &[&str]| {
+        mmcab(
+            &[
+                &["compare", "--no-calibration", "--baseline", path(&store)],
+                args,
+            ]
+            .concat(),
+        )
+    };
+    let base_s: Vec<&str> = base.iter().map(|d| path(d)).collect();
+    let slower_s: Vec<&str> = slower.iter().map(|d| path(d)).collect();
+    // Nothing stored yet: one line saying how to store one.
+    let out = with_store(&[&slower_s[..], &["--fail-if", "slower"]].concat());
+    assert_eq!(code(&out), 1, "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--save-baseline"));
+    let out = with_store(&[&["--save-baseline"][..], &base_s].concat());
+    assert_eq!(code(&out), 0, "{}", describe(&out));
+    let out = with_store(&[&slower_s[..], &["--fail-if", "slower", "--json"]].concat());
+    assert_eq!(code(&out), 6, "{}", describe(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["command"], "compare");
+    assert_eq!(json["gate"]["status"], "fail");
+    let report_dir = json["report_dir"].as_str().unwrap();
+    assert!(
+        report_dir.starts_with(path(&slower[0])),
+        "the report goes to the new dir: {report_dir}"
+    );
+    assert!(!store.join("report").exists());
+    // Another device (a loop device: its identity is the device summary) has none.
+    let other = copy(tmp.path(), "other");
+    let meta = other.join("meta.json");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["device_summary"] = "another card".into();
+    std::fs::write(&meta, v.to_string()).unwrap();
+    let out = with_store(&[path(&other)]);
+    assert_eq!(code(&out), 1, "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no baseline for this device"));
+}
