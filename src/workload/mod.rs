@@ -117,6 +117,7 @@ fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result
         target.check_write(&format!("workload '{}'", spec.name))?;
     }
     let clones = job::plan_clones(spec, target, opts)?;
+    job::check_layout(&spec.name, &clones, target)?;
     if spec.uses_ioctl() {
         ioctl::setup::check(&spec.name, &clones, target, opts)?;
     }
