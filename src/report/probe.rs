@@ -204,16 +204,30 @@ fn method_text(r: &ProbeRecord) -> String {
         (ProbeKind::OpenAu, _, Some(o)) => format!(
             "Method: flashbench --open-au: units of {}, {} erase sizes apart from {}; \
              writes of {} down to {} (halving), each size into every unit in turn, {} \
-             order, O_DIRECT|O_SYNC, bytes 0x5a; MB/s = 10^6 B/s. Scheduling: {}.",
+             order, O_DIRECT|O_SYNC, bytes 0x5a; MB/s = 10^6 B/s.{} Scheduling: {}.",
             format_size(o.erase_size),
             open_au::SPACING,
             format_size(o.offset()),
             format_size(o.erase_size),
             format_size(o.blocksize),
             if o.random { "random" } else { "linear" },
+            clipped_text(o, r.units_fit),
             r.scheduling
         ),
         _ => format!("Method: as published ({}).", r.target),
+    }
+}
+
+/// ` --max-nr 16: only 3 units fit on the device, so --find stopped at 3.` when the
+/// device clipped `--find`'s units.
+fn clipped_text(o: &open_au::OpenAuOptions, units_fit: Option<u32>) -> String {
+    match (o.units, units_fit) {
+        (open_au::Units::Find { max }, Some(fit)) if fit < max => format!(
+            " --max-nr {max}: only {fit} units fit on the device from {}, so --find \
+             stopped at {fit}.",
+            format_size(o.offset())
+        ),
+        _ => String::new(),
     }
 }
 
