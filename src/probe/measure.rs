@@ -109,10 +109,34 @@ pub fn run_open_au(
     Ok(rec)
 }
 
+/// The sysfs sizes a published output quotes (`# erase_size: 524288`). A size of 0 (the
+/// kernel's "not known") or one that is not a number of bytes is not used, and the
+/// geometry's note says so.
+fn published_geometry(p: &Published) -> Geometry {
+    let mut notes = vec!["EXT_CSD not published".to_string()];
+    let mut number = |k: &str| {
+        let v = p.meta(k)?.trim();
+        match v.parse::<u64>() {
+            Ok(0) => {
+                notes.push(format!("sysfs {k} 0 (the kernel did not know it)"));
+                None
+            }
+            Ok(n) => Some(n),
+            Err(_) => {
+                notes.push(format!("# {k}: '{v}' is not a number of bytes, not used"));
+                None
+            }
+        }
+    };
+    let mut g = Geometry::from_sysfs(number("erase_size"), number("preferred_erase_size"));
+    g.note = Some(notes.join("; "));
+    g
+}
+
 /// The runs of a published flashbench output as records (one per kind present), with
 /// the sysfs sizes its metadata quotes (`# erase_size:`, `# preferred_erase_size:`).
 pub fn published_records(p: &Published) -> Vec<ProbeRecord> {
-    let number = |k: &str| p.meta(k).and_then(|v| v.trim().parse::<u64>().ok());
+    let geometry = published_geometry(p);
     let base = |kind| ProbeRecord {
         schema: PROBE_SCHEMA,
         kind,
@@ -130,7 +154,7 @@ pub fn published_records(p: &Published) -> Vec<ProbeRecord> {
         align: Vec::new(),
         open_au: Vec::new(),
         units_fit: None,
-        geometry: Geometry::from_sysfs(number("erase_size"), number("preferred_erase_size")),
+        geometry: geometry.clone(),
     };
     let mut out = Vec::new();
     if let Some(a) = p.align.first() {
@@ -172,6 +196,26 @@ mod tests {
         assert!(
             err.contains(NO_DEVICE) && err.contains("pass --allow-write"),
             "{err}"
+        );
+    }
+
+    /// A quoted sysfs size of 0 (the kernel's "not known") or not a number is not
+    /// compared with the timing, and the geometry says why.
+    #[test]
+    fn published_zero_or_unreadable_sysfs_sizes_are_noted_not_used() {
+        let text = "# erase_size: 0\n# preferred_erase_size: 4 MiB\n\
+            $ ./flashbench -a /dev/sda align 8192 pre 1ms on 1ms post 1ms diff 0ns\n";
+        let p = crate::probe::flashbench::parse(text).unwrap();
+        let g = &published_records(&p)[0].geometry;
+        assert_eq!((g.erase_size, g.preferred_erase_size), (None, None));
+        let note = g.note.as_deref().unwrap();
+        assert!(
+            note.contains("sysfs erase_size 0 (the kernel did not know it)"),
+            "{note}"
+        );
+        assert!(
+            note.contains("# preferred_erase_size: '4 MiB' is not a number"),
+            "{note}"
         );
     }
 

@@ -149,6 +149,14 @@ pub struct OpenAuPoint {
     pub mb_per_s: f64,
 }
 
+impl OpenAuPoint {
+    /// Whether this is a measurement: a rate above 0 (published flashbench output may
+    /// print 0 where nothing was timed; such a point is left out of the estimate).
+    pub fn measured(&self) -> bool {
+        self.mb_per_s > 0.0 && self.mb_per_s.is_finite()
+    }
+}
+
 /// One run of the method with `nr` units (one flashbench `--open-au` command).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpenAuRun {
@@ -296,9 +304,19 @@ pub fn collapse(run: &OpenAuRun, reference: Option<&OpenAuRun>) -> Option<Collap
         return None;
     }
     let reference = reference.filter(|r| r.nr < run.nr);
-    let at =
-        |r: &OpenAuRun, size: u64| r.points.iter().find(|p| p.size == size).map(|p| p.mb_per_s);
-    run.points.windows(3).find_map(|w| {
+    let at = |r: &OpenAuRun, size: u64| {
+        r.points
+            .iter()
+            .find(|p| p.size == size && p.measured())
+            .map(|p| p.mb_per_s)
+    };
+    let points: Vec<OpenAuPoint> = run
+        .points
+        .iter()
+        .copied()
+        .filter(|p| p.measured())
+        .collect();
+    points.windows(3).find_map(|w| {
         let (a, b, c) = (w[0], w[1], w[2]);
         let halvings = b.size * 2 == a.size && c.size * 2 == b.size;
         let falls = b.mb_per_s <= HALVING * a.mb_per_s && c.mb_per_s <= HALVING * b.mb_per_s;

@@ -93,12 +93,20 @@ fn estimate_lines(out: &mut String, e: &Estimate) {
 }
 
 fn align_table(out: &mut String, r: &ProbeRecord) {
+    let untimed =
+        |row: &&align::AlignRow| row.pre_ns <= 0.0 || row.on_ns <= 0.0 || row.post_ns <= 0.0;
     out.push_str(&format!(
         "  {:>10} {:>10} {:>10} {:>10} {:>10}\n",
         "align", "pre", "on", "post", "diff"
     ));
     for row in &r.align {
-        let flag = if row.reliable { "" } else { " (cut off)" };
+        let flag = if row.reliable {
+            ""
+        } else if untimed(&row) {
+            " (no time)"
+        } else {
+            " (cut off)"
+        };
         out.push_str(&format!(
             "  {:>10} {:>10} {:>10} {:>10} {:>10}{flag}\n",
             row.align,
@@ -107,6 +115,25 @@ fn align_table(out: &mut String, r: &ProbeRecord) {
             time(row.post_ns),
             time(row.diff_ns)
         ));
+    }
+    let bad: Vec<&align::AlignRow> = r.align.iter().filter(|row| !row.reliable).collect();
+    let mut legend = Vec::new();
+    if bad.iter().any(|row| !untimed(row)) {
+        legend.push("cut off: a negative diff flashbench printed cut to 7 bytes");
+    }
+    if bad.iter().any(untimed) {
+        legend.push("no time: a time of 0, no measurement");
+    }
+    if !legend.is_empty() {
+        wrap(
+            out,
+            2,
+            3,
+            &format!(
+                "({}; left out of the estimate and the chart)",
+                legend.join("; ")
+            ),
+        );
     }
 }
 
@@ -135,7 +162,13 @@ fn open_au_table(out: &mut String, runs: &[OpenAuRun]) {
                     .points
                     .iter()
                     .find(|p| p.size == *s)
-                    .map_or("-".to_string(), |p| g3(p.mb_per_s));
+                    .map_or("-".to_string(), |p| {
+                        if p.measured() {
+                            g3(p.mb_per_s)
+                        } else {
+                            format!("{}*", g3(p.mb_per_s))
+                        }
+                    });
                 line.push_str(&format!(" {cell:>9}"));
             }
             out.push_str(line.trim_end());
@@ -149,8 +182,11 @@ fn open_au_table(out: &mut String, runs: &[OpenAuRun]) {
     if runs.iter().any(|r| r.points.len() < sizes.len()) {
         legend.push("-: not written (the run stopped)");
     }
+    if runs.iter().flat_map(|r| &r.points).any(|p| !p.measured()) {
+        legend.push("*: no rate measured, left out of the estimate and the chart");
+    }
     if !legend.is_empty() {
-        out.push_str(&format!("  ({})\n", legend.join("; ")));
+        wrap(out, 2, 3, &format!("({})", legend.join("; ")));
     }
 }
 
@@ -381,6 +417,30 @@ mod tests {
         assert_eq!(time(448_000.0), "448us");
         assert_eq!(g3(0.927), "0.927");
         assert_eq!(g3(2.5), "2.5");
+    }
+
+    /// Published zeros are flagged in the mail text (which still fits 72 columns) and
+    /// make no estimate: a run of zeros is no collapse.
+    #[test]
+    fn published_zeros_are_flagged_and_not_estimated() {
+        let text = "$ ./flashbench -a /dev/sda align 8192 pre 0ns on 0ns post 0ns diff 0ns \
+            align 4096 pre 1ms on 1ms post 1ms diff 0ns\n\
+            $ ./flashbench /dev/sda --open-au --open-au-nr=1 2MiB 2M/s 1MiB 2M/s 512KiB 2M/s\n\
+            $ ./flashbench /dev/sda --open-au --open-au-nr=5 2MiB 4M/s 1MiB 0B/s 512KiB 0B/s \
+            256KiB 0B/s\n";
+        let records = published_records(&flashbench::parse(text).unwrap());
+        let align = render(&records[0], &[]);
+        assert!(
+            align.contains("0ns (no time)") && align.contains("(no time: a time of 0"),
+            "{align}"
+        );
+        let au = render(&records[1], &[]);
+        assert!(
+            au.contains("0*") && au.contains("*: no rate measured"),
+            "{au}"
+        );
+        assert!(au.contains("no collapse up to 5 units"), "{au}");
+        assert!(au.lines().all(|l| l.len() <= MAX_COLUMNS), "{au}");
     }
 
     #[test]

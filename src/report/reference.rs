@@ -54,6 +54,16 @@ pub fn read(path: &Path) -> Result<Vec<ReferenceRow>> {
     if rows.is_empty() {
         bail!("{} has no rows", path.display());
     }
+    // A published 0 is a value (kept; a change from it reads "from 0"); NaN or
+    // infinity is not a published number.
+    if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| !r.value.is_finite()) {
+        bail!(
+            "{} line {}: value {} is not a number: write the published value",
+            path.display(),
+            i + 2,
+            r.value
+        );
+    }
     Ok(rows)
 }
 
@@ -212,6 +222,29 @@ mod tests {
             packed.warnings.is_empty(),
             "no n < 3 nagging for published values"
         );
+    }
+
+    /// A published 0 stays a value: shown as 0, and a change from it says so rather
+    /// than a percentage of infinity; a value that is no number is refused by line.
+    #[test]
+    fn a_published_zero_is_kept_and_not_divided_by() {
+        let dir = std::env::temp_dir().join(format!("mmcab-ref-zero-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = "source,post_date,device,conditions,config,workload,direction,\
+            block_size_bytes,sweep,metric,unit,higher_is_better,headline,value,notes\n";
+        let row = |config: &str, v: &str| {
+            format!("src,2012,dev,cond,{config},w,write,,,mb_per_s,MB/s,true,true,{v},\n")
+        };
+        let csv = dir.join("zero.csv");
+        std::fs::write(&csv, format!("{head}{}{}", row("a", "0"), row("b", "5"))).unwrap();
+        let (mail, report) = generate(&csv, &dir.join("zero"), None).unwrap();
+        let rows = &report.blocks[0].rows;
+        assert_eq!((rows[0].summary.mean, rows[1].summary.mean), (0.0, 5.0));
+        assert!(mail.contains("from 0") && !mail.contains("inf"), "{mail}");
+        std::fs::write(&csv, format!("{head}{}{}", row("a", "1"), row("b", "NaN"))).unwrap();
+        let err = format!("{:#}", read(&csv).unwrap_err());
+        assert!(err.contains("line 3: value NaN is not a number"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
