@@ -8,10 +8,12 @@
 //! (lower is better) go to markdown, summary.csv and report.json, not to the mail text.
 //!
 //! Sweeps: the plan's `[[sweep]]` tables (see [`crate::plan::sweep`]), x values from
-//! the plan's jobs. A results directory whose plan declares none (recorded by mmcab 0.1,
-//! or a plan without `[[sweep]]`) keeps the rule mmcab 0.1 reported it with: workloads
-//! named `<stem>-<size>` (`randread-4k`, `randread-64k`) with at least two sizes form
-//! the sweep `<stem>` against block size.
+//! the plan's jobs, as meta.json records them (results format 0.2.0,
+//! [`crate::record::RESULTS_FORMAT`]); workload names are never parsed then. A results
+//! directory of format 0.1 (no `format_version`) takes them from its plan text's
+//! `[[sweep]]` tables, and without any keeps the rule mmcab 0.1 reported it with:
+//! workloads named `<stem>-<size>` (`randread-4k`, `randread-64k`) with at least two
+//! sizes form the sweep `<stem>` against block size.
 
 use super::load::ResultsDir;
 use super::model::{against, rows_for, BaselineOf, Block, Metric, Report, SweepPoint};
@@ -185,29 +187,51 @@ pub fn blocks(
     out
 }
 
-/// (workload, point) of every `[[sweep]]` of the plan recorded in meta.json; None when
-/// the plan declares none (or its text is not a plan).
+/// (workload, point) of every sweep of a results directory; None when sweeps are to be
+/// read from the workload names (format 0.1 without `[[sweep]]`).
+///
+/// Format 0.2.0 on (`format_version` in meta.json): the sweeps recorded in meta.json,
+/// and nothing else (a plan without sweeps has none). Format 0.1: the `[[sweep]]`
+/// tables of the plan text, or None when it has none.
 fn declared_sweeps(dir: &ResultsDir) -> Option<Vec<(String, SweepPoint)>> {
+    let point = |name: &str, over: SweepOver, workload: &str, x: u64| {
+        (
+            workload.to_string(),
+            SweepPoint {
+                sweep: name.to_string(),
+                over,
+                x: x as f64,
+            },
+        )
+    };
+    if dir.meta.format_version.is_some() {
+        return Some(
+            dir.meta
+                .sweeps
+                .iter()
+                .flat_map(|s| {
+                    s.points
+                        .iter()
+                        .map(|p| point(&s.name, s.over, &p.workload, p.x))
+                })
+                .collect(),
+        );
+    }
     let plan: Plan = toml::from_str(&dir.meta.plan_text).ok()?;
-    if plan.sweep.is_empty() {
+    let sweeps = crate::record::SweepMeta::of_plan(&plan);
+    if sweeps.is_empty() {
         return None;
     }
-    let mut out = Vec::new();
-    for s in &plan.sweep {
-        for name in &s.workloads {
-            if let Some(x) = plan.workload(name).and_then(|w| s.x_of(w)) {
-                out.push((
-                    name.clone(),
-                    SweepPoint {
-                        sweep: s.name.clone(),
-                        over: s.over,
-                        x: x as f64,
-                    },
-                ));
-            }
-        }
-    }
-    Some(out)
+    Some(
+        sweeps
+            .iter()
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .map(|p| point(&s.name, s.over, &p.workload, p.x))
+            })
+            .collect(),
+    )
 }
 
 fn short_sha(sha: &str) -> &str {
@@ -381,5 +405,55 @@ mod tests {
             .iter()
             .flat_map(|b| &b.sweeps)
             .all(|p| p.sweep == "by-depth" && p.over == SweepOver::Iodepth));
+    }
+
+    /// Results format 0.2.0: the sweeps meta.json records are the only ones; names
+    /// that look like `<stem>-<size>` make no sweep, and neither does the plan text.
+    #[test]
+    fn format_0_2_draws_the_recorded_sweeps_only() {
+        use crate::record::{SweepMeta, SweepMetaPoint, RESULTS_FORMAT};
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
+        let mut d = super::super::load::load(&dir).expect("fixture");
+        assert!(
+            d.meta.format_version.is_none(),
+            "the fixture is of format 0.1"
+        );
+        d.meta.format_version = Some(RESULTS_FORMAT.into());
+        let r = build(&d, None).expect("build");
+        assert!(
+            r.blocks
+                .iter()
+                .all(|b| b.sweeps.is_empty() && b.sweep.is_none()),
+            "randread-4k/16k/64k are names, not a sweep, in format 0.2.0"
+        );
+        d.meta.sweeps = vec![SweepMeta {
+            name: "by-size".into(),
+            over: SweepOver::Bs,
+            points: [("randread-4k", 4096), ("randread-64k", 65536)]
+                .map(|(w, x)| SweepMetaPoint {
+                    workload: w.into(),
+                    x,
+                })
+                .to_vec(),
+        }];
+        let r = build(&d, None).expect("build");
+        let points: Vec<(&str, &str, f64)> = r
+            .blocks
+            .iter()
+            .filter(|b| b.metric.key == "iops")
+            .flat_map(|b| {
+                b.sweeps
+                    .iter()
+                    .map(|p| (b.workload.as_str(), p.sweep.as_str(), p.x))
+            })
+            .collect();
+        assert_eq!(
+            points,
+            [
+                ("randread-4k", "by-size", 4096.0),
+                ("randread-64k", "by-size", 65536.0)
+            ]
+        );
     }
 }
