@@ -18,6 +18,7 @@
 //! comes with a confidence word, and with none when the timing shows no step (the
 //! emulated eMMC and loop devices have no flash timing).
 
+use crate::stats::median;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
@@ -231,25 +232,11 @@ pub struct Estimate {
     pub read_ns: f64,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Median and MAD (median absolute deviation) of `v`.
 fn median_mad(v: &[f64]) -> (f64, f64) {
-    let mut a = v.to_vec();
-    let m = median(&mut a);
-    let mut dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    (m, median(&mut dev))
+    let m = median(v);
+    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    (m, median(&dev))
 }
 
 /// Noise floor of the spread: timings are not more exact than this fraction of a read
@@ -322,8 +309,8 @@ fn best_step(diffs: &[(u64, f64)], read_ns: f64, min_high: usize, min_low: usize
 pub fn estimate(rows: &[AlignRow]) -> Estimate {
     let mut rows: Vec<&AlignRow> = rows.iter().filter(|r| r.reliable).collect();
     rows.sort_by_key(|r| std::cmp::Reverse(r.align));
-    let mut reads: Vec<f64> = rows.iter().map(|r| (r.pre_ns + r.post_ns) / 2.0).collect();
-    let read_ns = median(&mut reads);
+    let reads: Vec<f64> = rows.iter().map(|r| (r.pre_ns + r.post_ns) / 2.0).collect();
+    let read_ns = median(&reads);
     let diffs: Vec<(u64, f64)> = rows.iter().map(|r| (r.align, r.diff_ns)).collect();
     if diffs.len() < 4 || read_ns.is_nan() || read_ns <= 0.0 {
         return Estimate {

@@ -2,7 +2,7 @@
 //! per config (latency.csv) here; throughput over time in [`super::throughput`], sweeps
 //! in [`super::sweep`], probes in [`super::probe`].
 
-use super::{color, file_stem, frame, Chart, ChartInput, FONT};
+use super::{color, config_index, file_stem, frame, size_label, Chart, ChartInput, FONT};
 use crate::report::model::Report;
 use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -47,10 +47,6 @@ pub struct LineChart {
     pub title: String,
     pub caption: String,
     pub panels: Vec<LinePanel>,
-}
-
-pub fn config_index(report: &Report, config: &str) -> usize {
-    report.configs.iter().position(|c| c == config).unwrap_or(0)
 }
 
 /// Lines with a legend entry on the first line of each config.
@@ -144,17 +140,6 @@ pub fn nice_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     let first = (lo / step).ceil() as i64;
     let last = (hi / step).floor() as i64;
     (first..=last).map(|k| k as f64 * step).collect()
-}
-
-fn size_label(bytes: f64) -> String {
-    let b = bytes.round() as u64;
-    if b >= 1 << 20 && b % (1 << 20) == 0 {
-        format!("{}M", b >> 20)
-    } else if b >= 1024 && b % 1024 == 0 {
-        format!("{}k", b >> 10)
-    } else {
-        format!("{b}")
-    }
 }
 
 /// Width of the y label area of line charts.
@@ -259,7 +244,9 @@ where
     mesh.x_desc(panel.x_desc.as_str())
         .y_desc(panel.y_desc.as_str())
         .x_label_formatter(&|v| match axis {
-            Axis::LogSize if (v - v.round()).abs() < 1e-6 => size_label(2f64.powf(v.round())),
+            Axis::LogSize if (v - v.round()).abs() < 1e-6 => {
+                size_label(2f64.powf(v.round()) as u64)
+            }
             Axis::Log2 if (v - v.round()).abs() < 1e-6 => axis_value(2f64.powf(v.round())),
             Axis::LogSize | Axis::Log2 => String::new(),
             _ => axis_value(*v),
