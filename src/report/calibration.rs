@@ -157,9 +157,8 @@ pub fn file_name(dir: &ResultsDir) -> String {
     format!("{}-{}{scale}.json", &hex[..16], &plan[..plan.len().min(12)])
 }
 
-/// Calibration of A/A boots `dirs` (one results directory each): refused for unlike
-/// devices or plans, or fewer than [`MIN_BOOTS`] boots.
-pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
+/// Enough boots, all of one board, plan and `--scale-down`.
+fn check_boots(dirs: &[ResultsDir]) -> Result<()> {
     if dirs.len() < MIN_BOOTS {
         bail!(
             "mmcab calibrate needs at least {MIN_BOOTS} results directories of A/A boots \
@@ -186,6 +185,13 @@ pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
             problems.join("\n  ")
         );
     }
+    Ok(())
+}
+
+/// Calibration of A/A boots `dirs` (one results directory each): refused for unlike
+/// devices or plans, or fewer than [`MIN_BOOTS`] boots.
+pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
+    check_boots(dirs)?;
     // Per key: (unit, headline, one group of values per boot).
     type Groups = (String, bool, Vec<Vec<f64>>);
     let mut groups: BTreeMap<(String, String, String, String), Groups> = BTreeMap::new();

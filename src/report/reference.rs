@@ -77,6 +77,41 @@ fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<String> {
     out
 }
 
+/// The report header (source, date, device, conditions, count) and the charts' caption.
+fn header_and_caption(rows: &[ReferenceRow]) -> (Vec<(String, String)>, String) {
+    let sources = unique(rows.iter().map(|r| r.source.as_str()));
+    let dates = unique(rows.iter().map(|r| r.post_date.as_str()));
+    let devices = unique(rows.iter().map(|r| r.device.as_str()));
+    let conditions = unique(rows.iter().map(|r| r.conditions.as_str()));
+    let mut header = vec![
+        ("Source".to_string(), sources.join("; ")),
+        ("Posted".to_string(), dates.join(", ")),
+        ("Device".to_string(), devices.join("; ")),
+    ];
+    for c in &conditions {
+        header.push(("Conditions".to_string(), c.clone()));
+    }
+    header.push((
+        "Numbers".to_string(),
+        format!("{} published values, n = 1 each", rows.len()),
+    ));
+    let short_device = if devices.len() == 1 {
+        // The model, without the CID details in parentheses (they are in the header).
+        devices[0]
+            .split(" (")
+            .next()
+            .unwrap_or(&devices[0])
+            .to_string()
+    } else {
+        format!("{} devices", devices.len())
+    };
+    let caption = format!(
+        "{short_device} | as published {} | n = 1 (single published values)",
+        dates.join(", ")
+    );
+    (header, caption)
+}
+
 /// The report model of a reference CSV.
 pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
     let configs = unique(rows.iter().map(|r| r.config.as_str()));
@@ -124,41 +159,13 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
             }
         })
         .collect();
-    let sources = unique(rows.iter().map(|r| r.source.as_str()));
-    let dates = unique(rows.iter().map(|r| r.post_date.as_str()));
-    let devices = unique(rows.iter().map(|r| r.device.as_str()));
-    let conditions = unique(rows.iter().map(|r| r.conditions.as_str()));
-    let mut header = vec![
-        ("Source".to_string(), sources.join("; ")),
-        ("Posted".to_string(), dates.join(", ")),
-        ("Device".to_string(), devices.join("; ")),
-    ];
-    for c in &conditions {
-        header.push(("Conditions".to_string(), c.clone()));
-    }
-    header.push((
-        "Numbers".to_string(),
-        format!("{} published values, n = 1 each", rows.len()),
-    ));
-    let short_device = if devices.len() == 1 {
-        // The model, without the CID details in parentheses (they are in the header).
-        devices[0]
-            .split(" (")
-            .next()
-            .unwrap_or(&devices[0])
-            .to_string()
-    } else {
-        format!("{} devices", devices.len())
-    };
+    let (header, caption) = header_and_caption(rows);
     Ok(Report {
         evidence: Vec::new(),
         title: "Published numbers as an mmcab report (single values, n = 1)".to_string(),
         header,
         setup: Vec::new(),
-        caption: format!(
-            "{short_device} | as published {} | n = 1 (single published values)",
-            dates.join(", ")
-        ),
+        caption,
         configs,
         baseline,
         published: true,
