@@ -215,8 +215,31 @@ fn a_calibration_stands_in_for_single_boots() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("--scale-down 4") && err.contains("same sizes"),
+        !out.status.success()
+            && err.contains("--scale-down differs")
+            && err.contains("ran 4")
+            && err.contains("same sizes"),
         "{err}"
+    );
+    // Boots of other sizes are not compared either, unless forced (and then said).
+    let out = mmcab(&[Path::new("compare"), &dirs[3], &others[0]], &store);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--scale-down differs") && err.contains("--force"),
+        "{err}"
+    );
+    let forced = mmcab(
+        &[
+            Path::new("compare"),
+            &dirs[3],
+            &others[0],
+            Path::new("--force"),
+        ],
+        &store,
+    );
+    assert!(
+        stdout(forced).contains("COMPARED WITH --force: --scale-down differs"),
+        "the report names the difference"
     );
     // Too few boots for a calibration.
     let out = mmcab(&[Path::new("calibrate"), &dirs[0], &dirs[1]], &store);
