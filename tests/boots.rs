@@ -251,7 +251,10 @@ fn a_calibration_stands_in_for_single_boots() {
 }
 
 /// `bench/boots throttle` with two boots per side of a change of half the bandwidth,
-/// the boots kept in `work`.
+/// the boots kept in `work`. Under load a boot may take far longer than on a quiet
+/// machine: each boot gets 30 min before testbed/run gives up, and bench/boots boots a
+/// failed one once more (a boot that fails twice makes it exit 3, naming the boot and
+/// the tail of its log on stderr).
 fn bench_boots(work: &Path, out: &Path) -> Output {
     Command::new(testbed::repo_root().join("bench/boots"))
         .arg("throttle")
@@ -260,6 +263,7 @@ fn bench_boots(work: &Path, out: &Path) -> Output {
         .env("MMCAB", MMCAB)
         .env("GUEST_MMCAB", testbed::mmcab_armv7())
         .env("JOBS", "2")
+        .env("BOOT_TIMEOUT", "1800")
         .env("TH_BOOTS", "2")
         .env("TH_TRIALS", "1")
         .env("TH_REPEAT", "3")
@@ -285,8 +289,9 @@ fn bench_boots_finds_a_throttle_change_with_two_boots_per_side() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(
         text.contains("2 boots at `--throttle-bps 1048576` (base) and 2 at 50% less"),
-        "{text}"
+        "{text}\n{stderr}"
     );
+    assert!(!text.contains("failed twice"), "{text}\n{stderr}");
     // Two boots per side, one trial: found, nothing called faster.
     assert!(
         text.contains("| 2 | 1 | 1 (100.0%) | 0 |"),
@@ -294,7 +299,7 @@ fn bench_boots_finds_a_throttle_change_with_two_boots_per_side() {
     );
     assert!(
         text.contains("Device time over all throttle boots"),
-        "{text}"
+        "{text}\n{stderr}"
     );
     // The boots are kept: a second call boots nothing and compares again.
     let again = bench_boots(work.path(), &out);
