@@ -114,7 +114,6 @@ mod tests {
     use crate::record::{ConfigMeta, Meta, RunRow};
     use crate::stats::{mean, summarize};
     use crate::workload::result::Direction;
-    use std::path::PathBuf;
 
     /// One boot: a results directory of one config whose runs wrote `values` MB/s.
     fn boot(name: &str, label: &str, values: &[f64]) -> ResultsDir {
@@ -128,25 +127,18 @@ mod tests {
                 ..RunRow::for_tests(i as u32 + 1, "as-is", "w", Direction::Write)
             })
             .collect();
-        ResultsDir {
-            dir: PathBuf::from(name),
-            meta: Meta {
-                label: label.into(),
-                plan_sha256: "abc".into(),
-                device_summary: "dev".into(),
-                configs: vec![ConfigMeta {
-                    name: "as-is".into(),
-                    ..Default::default()
-                }],
-                workloads: vec!["w".into()],
+        let meta = Meta {
+            label: label.into(),
+            plan_sha256: "abc".into(),
+            device_summary: "dev".into(),
+            configs: vec![ConfigMeta {
+                name: "as-is".into(),
                 ..Default::default()
-            },
-            runs,
-            series: Vec::new(),
-            latency: Vec::new(),
-            evidence: Vec::new(),
-            request_sizes: Vec::new(),
-        }
+            }],
+            workloads: vec!["w".into()],
+            ..Default::default()
+        };
+        ResultsDir::for_tests(name, meta, runs)
     }
 
     /// Sides of two boots with 4 + 2 and 3 + 1 runs: the pooled runs' mean (10.7 for

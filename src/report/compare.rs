@@ -271,23 +271,15 @@ fn runs_per_boot(report: &Report) -> (usize, usize) {
 mod tests {
     use super::*;
     use crate::record::Meta;
-    use std::path::PathBuf;
 
     fn dir(name: &str, device: Option<DeviceInfo>, summary: &str) -> ResultsDir {
-        ResultsDir {
-            dir: PathBuf::from(name),
-            meta: Meta {
-                device,
-                device_summary: summary.into(),
-                plan_sha256: "abc".into(),
-                ..Default::default()
-            },
-            runs: Vec::new(),
-            series: Vec::new(),
-            latency: Vec::new(),
-            evidence: Vec::new(),
-            request_sizes: Vec::new(),
-        }
+        let meta = Meta {
+            device,
+            device_summary: summary.into(),
+            plan_sha256: "abc".into(),
+            ..Default::default()
+        };
+        ResultsDir::for_tests(name, meta, Vec::new())
     }
 
     /// The card as mmcab 0.1.0 recorded it in the guest (Linux 6.12, 4-bit bus).

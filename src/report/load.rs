@@ -24,6 +24,20 @@ pub struct ResultsDir {
 }
 
 impl ResultsDir {
+    /// A directory `name` with `meta` and `runs` and no other files, for tests.
+    #[cfg(test)]
+    pub fn for_tests(name: &str, meta: Meta, runs: Vec<RunRow>) -> ResultsDir {
+        ResultsDir {
+            dir: PathBuf::from(name),
+            meta,
+            runs,
+            series: Vec::new(),
+            latency: Vec::new(),
+            evidence: Vec::new(),
+            request_sizes: Vec::new(),
+        }
+    }
+
     /// Name that stands for this directory in `mmcab compare`: its label, else its
     /// directory name.
     pub fn display_label(&self) -> String {

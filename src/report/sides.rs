@@ -271,18 +271,11 @@ mod tests {
     use crate::workload::result::Direction;
 
     fn dir(name: &str, label: &str) -> ResultsDir {
-        ResultsDir {
-            dir: PathBuf::from(name),
-            meta: Meta {
-                label: label.into(),
-                ..Default::default()
-            },
-            runs: Vec::new(),
-            series: Vec::new(),
-            latency: Vec::new(),
-            evidence: Vec::new(),
-            request_sizes: Vec::new(),
-        }
+        let meta = Meta {
+            label: label.into(),
+            ..Default::default()
+        };
+        ResultsDir::for_tests(name, meta, Vec::new())
     }
 
     fn series(run: u32, config: &str) -> SeriesRow {

@@ -45,17 +45,23 @@ fn close(got: f64, want: f64, what: &str) {
     close_to(got, want, 1e-9, what)
 }
 
+/// Each (field, value) equals the reference's field.
+fn same_fields(fields: &[(&str, f64)], want: &Value, what: &str) {
+    for (field, value) in fields {
+        close(*value, num(want, field), &format!("{what}: {field}"));
+    }
+}
+
 /// Every field of `got` equals the reference's.
 fn same_change(got: &Change, want: &Value, what: &str) {
-    for (field, value) in [
+    let fields = [
         ("rel", got.rel),
         ("ci_low", got.ci_low),
         ("ci_high", got.ci_high),
         ("p", got.p),
         ("df", got.df),
-    ] {
-        close(value, num(want, field), &format!("{what}: {field}"));
-    }
+    ];
+    same_fields(&fields, want, what);
 }
 
 #[test]
@@ -71,16 +77,15 @@ fn spread_matches_scipy_and_the_anova_table() {
             assert!(s.boot_sd.is_nan() && s.ci_low.is_nan() && s.between_var.is_nan());
             continue;
         }
-        for (field, got) in [
+        let fields = [
             ("boot_sd", s.boot_sd),
             ("ci_low", s.ci_low),
             ("ci_high", s.ci_high),
             ("run_sd", s.run_sd),
             ("between_var", s.between_var),
             ("within_var", s.within_var),
-        ] {
-            close(got, num(want, field), &format!("{name}.{field}"));
-        }
+        ];
+        same_fields(&fields, want, name);
     }
 }
 
