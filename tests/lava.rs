@@ -5,7 +5,8 @@
 //! The dispatcher (LAVA `lava_dispatcher/actions/test/shell.py`,
 //! `TestShellAction._reset_patterns`, unchanged from 2017 to 2026.07 and the same in the
 //! 2023.01 Debian 12 ships) matches console output with `<LAVA_SIGNAL_(\S+) ([^>]+)>`;
-//! for `TESTCASE` it splits the parameters on whitespace, each must be `KEY=VALUE`
+//! for `TESTCASE` it splits the parameters on whitespace, then each at every `=`
+//! (`param.split("=")`): exactly two parts, else the whole test case is dropped
 //! (`handle_testcase`: "Ignoring malformed parameter for signal"), keys are lower-cased,
 //! and `SignalMatch.match` (`lava_dispatcher/connection.py`) requires `test_case_id`, a
 //! `result` of pass/fail/skip/unknown, and a `measurement` that Python's float() takes.
@@ -43,9 +44,11 @@ fn lava_accepts(line: &str) -> Result<BTreeMap<String, String>, String> {
     }
     let mut data = BTreeMap::new();
     for param in m[2].split_whitespace() {
-        let (key, value) = param
-            .split_once('=')
-            .ok_or(format!("malformed parameter {param:?}"))?;
+        // LAVA: `parts = param.split("=")`, `if len(parts) == 2`: one `=`, no more.
+        let parts: Vec<&str> = param.split('=').collect();
+        let [key, value] = parts[..] else {
+            return Err(format!("malformed parameter {param:?}"));
+        };
         data.insert(key.to_lowercase(), value.to_string());
     }
     if !data.contains_key("test_case_id") {
@@ -75,6 +78,10 @@ fn the_checks_refuse_what_the_dispatcher_refuses() {
         "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a RESULT=pass MEASUREMENT=2.5MB>",
         "<LAVA_SIGNAL_TESTCASE RESULT=pass>",
         "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a RESULT=pass UNITS=>s>",
+        // A value with `=` splits into three parts: LAVA drops the test case.
+        "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a=b RESULT=pass>",
+        "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a RESULT=pass MEASUREMENT=1 UNITS=x=y>",
+        "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a RESULT=pass UNITS>",
     ] {
         assert!(lava_accepts(bad).is_err(), "{bad}");
     }

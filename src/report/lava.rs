@@ -4,11 +4,12 @@
 //! LAVA's dispatcher reads the serial console with the pattern
 //! `<LAVA_SIGNAL_(\S+) ([^>]+)>` (`lava_dispatcher/actions/test/shell.py`,
 //! `TestShellAction._reset_patterns`; the same in LAVA 2023.01 and 2026.07), splits the
-//! parameters of a `TESTCASE` signal on whitespace into `KEY=VALUE` pairs and requires
-//! `TEST_CASE_ID` and a `RESULT` of `pass`, `fail`, `skip` or `unknown`; `MEASUREMENT`
-//! must parse as a Python float (`lava_dispatcher/connection.py`, `SignalMatch.match`).
-//! That is the line `lava-test-case ID --result R --measurement M --units U` prints.
-//! So ids and units here contain no whitespace and no `>`.
+//! parameters of a `TESTCASE` signal on whitespace, each at every `=` into exactly
+//! `KEY` and `VALUE` (a second `=` drops the test case), and requires `TEST_CASE_ID`
+//! and a `RESULT` of `pass`, `fail`, `skip` or `unknown`; `MEASUREMENT` must parse as a
+//! Python float (`lava_dispatcher/connection.py`, `SignalMatch.match`). That is the
+//! line `lava-test-case ID --result R --measurement M --units U` prints. So ids and
+//! units here contain no whitespace, no `=` and no `>`.
 //!
 //! Lines:
 //! - one per block (workload x direction x metric) x config:
