@@ -79,6 +79,12 @@ fn boots_with(tmp: &Path, side: &str, factor: f64, offsets: &[f64]) -> Vec<PathB
         .collect()
 }
 
+/// The messages (stderr) of a command that must succeed.
+fn out_ok(out: Output) -> String {
+    assert_eq!(code(&out), 0, "{}", describe(&out));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// `mmcab compare BASE... --vs NEW... EXTRA...` (no stored calibration).
 fn compare(base: &[PathBuf], new: &[PathBuf], extra: &[&str]) -> Output {
     let mut args = vec!["compare", "--no-calibration"];
@@ -295,8 +301,31 @@ fn baseline_store_per_device_identity() {
     let out = with_store(&[&slower_s[..], &["--fail-if", "slower"]].concat());
     assert_eq!(code(&out), 1, "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--save-baseline"));
-    let out = with_store(&[&["--save-baseline"][..], &base_s].concat());
-    assert_eq!(code(&out), 0, "{}", describe(&out));
+    // One boot per job, as in LAVA: --keep builds the baseline across saves.
+    for dir in &base_s {
+        let out = with_store(&["--save-baseline", "--keep", "3", dir]);
+        assert_eq!(code(&out), 0, "{}", describe(&out));
+    }
+    let said = out_ok(with_store(&["--save-baseline", "--keep", "3", base_s[2]]));
+    assert!(said.contains("(3 boots; already stored 0003_"), "{said}");
+    // The boots of one new job against the stored three.
+    let out = with_store(&[slower_s[0], "--fail-if", "slower"]);
+    assert_eq!(code(&out), 6, "{}", describe(&out));
+    // A fourth boot drops the first saved.
+    let extra = boots_with(tmp.path(), "extra", 1.0, &[1.01]);
+    let said = out_ok(with_store(&[
+        "--save-baseline",
+        "--keep",
+        "3",
+        path(&extra[0]),
+    ]));
+    assert!(
+        said.contains("added 0004_") && said.contains("dropped 0001_"),
+        "{said}"
+    );
+    // Without --keep the given boots replace the stored ones.
+    let out = out_ok(with_store(&[&["--save-baseline"][..], &base_s].concat()));
+    assert!(out.contains("(3 boots; added 0001_"), "{out}");
     let out = with_store(&[&slower_s[..], &["--fail-if", "slower", "--json"]].concat());
     assert_eq!(code(&out), 6, "{}", describe(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
