@@ -61,9 +61,12 @@ check mmcab-version "$MMCAB" --version || exit 0
 info() { "$MMCAB" info --json "$DEVICE" >"$OUT/info.json"; }
 check mmcab-info info
 
-# 3. The plan. RUN_ARGS is split into words on purpose.
-# shellcheck disable=SC2086
-check mmcab-run "$MMCAB" run "$PLAN" --device "$DEVICE" --allow-write --out "$RESULTS" $RUN_ARGS ||
+# 3. The plan. LAVA writes each parameter into the run script single-quoted
+# (RUN_ARGS='--label $(uname -r)'), so nothing in it has been expanded yet: RUN_ARGS is
+# evaluated here as shell words, on the board, so that $(uname -r) names the running
+# kernel and quotes group words.
+eval "set -- $RUN_ARGS" || { case_result mmcab-run-args fail; exit 0; }
+check mmcab-run "$MMCAB" run "$PLAN" --device "$DEVICE" --allow-write --out "$RESULTS" "$@" ||
     exit 0
 
 # 4. Every metric as a test case, and the gate (exit 6 = regression, 7 = inconclusive).

@@ -221,7 +221,8 @@ fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
         .env("PATH", path)
         .env("DEVICE", &dev.dev)
         .env("PLAN", &plan)
-        .env("RUN_ARGS", "--quiet")
+        // As LAVA hands it over: unexpanded, the board's shell expands it.
+        .env("RUN_ARGS", "--quiet --label $(uname -r)")
         .env(
             "GATE",
             "--fail-if slower --threshold 50% --allow-inconclusive",
@@ -260,6 +261,13 @@ fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
     );
     assert!(signals.len() >= 2 * 2 * 4 + 3, "{stdout}");
     assert!(tmp.path().join("out/mmcab-results.tar.gz").is_file());
+    // --label $(uname -r) named the running kernel.
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("out/results/meta.json")).unwrap(),
+    )
+    .unwrap();
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(meta["label"], release.trim(), "{stdout}");
     assert!(
         stdout.contains("summary.csv") && stdout.contains("config,workload"),
         "{stdout}"
