@@ -6,20 +6,16 @@
 //! 1.00 and 1.02 for the base side), times 0.5 for "slower" and 2 for "faster"; "no
 //! change" is another A/A side (offsets 0.99, 1.015, 0.995: the same mean, other boots).
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/results.rs"]
 mod results;
 
+use cli::mmcab;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const FIXTURE: &str = "results-loop";
-
-fn mmcab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .args(args)
-        .output()
-        .expect("run mmcab")
-}
 
 fn code(out: &Output) -> i32 {
     out.status.code().expect("exit status")

@@ -12,24 +12,20 @@
 //! `result` of pass/fail/skip/unknown, and a `measurement` that Python's float() takes.
 //! [`lava_accepts`] re-implements exactly those checks.
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/loop_device.rs"]
 mod loop_device;
 #[path = "common/results.rs"]
 mod results;
 
+use cli::mmcab;
 use regex::Regex;
 use std::collections::{BTreeMap, HashSet};
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// The dispatcher's pattern, verbatim.
 const SIGNAL_PATTERN: &str = r"<LAVA_SIGNAL_(\S+) ([^>]+)>";
-
-fn mmcab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .args(args)
-        .output()
-        .expect("run mmcab")
-}
 
 /// A TESTCASE line as LAVA's dispatcher would take it: its parameters by lower-case key,
 /// or why the dispatcher would drop it.
@@ -115,6 +111,11 @@ fn report_signals_cover_every_metric_and_the_gate() {
     let mut gate = Vec::new();
     for line in stdout.lines() {
         let data = lava_accepts(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        // The dispatcher's log marker takes the first parameter as the test case.
+        assert!(
+            line.starts_with("<LAVA_SIGNAL_TESTCASE TEST_CASE_ID="),
+            "{line}"
+        );
         let id = data["test_case_id"].clone();
         assert!(
             id.len() <= 100 && ids.insert(id.clone()),
@@ -180,7 +181,7 @@ for key in data.get("params", {}):
     assert all(("${" + key + "}") in s for s in data["run"]["steps"]), "param " + key + " unused"
 print("ok")
 "#;
-    let yaml = results::repo_root().join("lava/mmcab.yaml");
+    let yaml = cli::root().join("lava/mmcab.yaml");
     let out = Command::new("/usr/bin/python3")
         .args(["-c", lint])
         .arg(&yaml)
@@ -192,7 +193,7 @@ print("ok")
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let script = results::repo_root().join("lava/mmcab-lava.sh");
+    let script = cli::root().join("lava/mmcab-lava.sh");
     let out = Command::new("sh").arg("-n").arg(&script).output().unwrap();
     assert!(
         out.status.success(),
@@ -206,7 +207,7 @@ print("ok")
 fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
     let dev = loop_device::LoopDevice::new(64 << 20);
     let tmp = tempfile::tempdir().unwrap();
-    let plan = results::repo_root().join("tests/fixtures/plans/max-sectors-ab.toml");
+    let plan = cli::root().join("tests/fixtures/plans/max-sectors-ab.toml");
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_mmcab"))
         .parent()
         .unwrap();
@@ -216,8 +217,8 @@ fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
         std::env::var("PATH").unwrap_or_default()
     );
     let out = Command::new("sh")
-        .arg(results::repo_root().join("lava/mmcab-lava.sh"))
-        .current_dir(results::repo_root())
+        .arg(cli::root().join("lava/mmcab-lava.sh"))
+        .current_dir(cli::root())
         .env("PATH", path)
         .env("DEVICE", &dev.dev)
         .env("PLAN", &plan)
