@@ -7,7 +7,8 @@
 # it prints the same signal lines itself, so it can be tried on any machine.
 #
 # Environment (the test definition's params): MMCAB_URL, DEVICE, PLAN, RUN_ARGS, GATE,
-# BASELINE_DIR, SAVE_BASELINE, ARTIFACT_URL, ARTIFACT_TOKEN; OUT (default ./mmcab-output).
+# BASELINE_DIR, SAVE_BASELINE, BASELINE_KEEP, ARTIFACT_URL, ARTIFACT_TOKEN; OUT (default
+# ./mmcab-output).
 set -u
 DEVICE=${DEVICE:-/dev/mmcblk0}
 PLAN=${PLAN:-workloads/dd-bus-width.toml}
@@ -15,6 +16,7 @@ RUN_ARGS=${RUN_ARGS:-}
 GATE=${GATE:-}
 BASELINE_DIR=${BASELINE_DIR:-}
 SAVE_BASELINE=${SAVE_BASELINE:-false}
+BASELINE_KEEP=${BASELINE_KEEP-5}
 ARTIFACT_URL=${ARTIFACT_URL:-}
 ARTIFACT_TOKEN=${ARTIFACT_TOKEN:-}
 OUT=${OUT:-$PWD/mmcab-output}
@@ -59,14 +61,22 @@ check mmcab-version "$MMCAB" --version || exit 0
 info() { "$MMCAB" info --json "$DEVICE" >"$OUT/info.json"; }
 check mmcab-info info
 
-# 3. The plan. RUN_ARGS is split into words on purpose.
-# shellcheck disable=SC2086
-check mmcab-run "$MMCAB" run "$PLAN" --device "$DEVICE" --allow-write --out "$RESULTS" $RUN_ARGS ||
+# 3. The plan. LAVA writes each parameter into the run script single-quoted
+# (RUN_ARGS='--label $(uname -r)'), so nothing in it has been expanded yet: RUN_ARGS is
+# evaluated here as shell words, on the board, so that $(uname -r) names the running
+# kernel and quotes group words.
+eval "set -- $RUN_ARGS" || { case_result mmcab-run-args fail; exit 0; }
+check mmcab-run "$MMCAB" run "$PLAN" --device "$DEVICE" --allow-write --out "$RESULTS" "$@" ||
     exit 0
 
 # 4. Every metric as a test case, and the gate (exit 6 = regression, 7 = inconclusive).
+# A job measures one boot: SAVE_BASELINE adds it to the stored boots (the last
+# BASELINE_KEEP saved), so the baseline spans jobs.
 if [ -n "$BASELINE_DIR" ] && [ "$SAVE_BASELINE" = true ]; then
-    check mmcab-save-baseline "$MMCAB" compare --baseline "$BASELINE_DIR" --save-baseline "$RESULTS"
+    keep=
+    [ -n "$BASELINE_KEEP" ] && keep="--keep $BASELINE_KEEP"
+    # shellcheck disable=SC2086
+    check mmcab-save-baseline "$MMCAB" compare --baseline "$BASELINE_DIR" --save-baseline $keep "$RESULTS"
     # shellcheck disable=SC2086
     "$MMCAB" report "$RESULTS" --format lava
 elif [ -n "$BASELINE_DIR" ]; then

@@ -141,12 +141,27 @@ pub fn welch_change(a: &[f64], b: &[f64]) -> Change {
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let (va, vb) = (sample_sd(a).powi(2) / na, sample_sd(b).powi(2) / nb);
     let se = (va + vb).sqrt();
-    let df = if se == 0.0 {
+    t_change(
+        ma,
+        mb,
+        se,
+        satterthwaite_df(&[(va, na - 1.0), (vb, nb - 1.0)]),
+    )
+}
+
+/// Satterthwaite's degrees of freedom of a variance made of independent terms, each
+/// (term, its df), a term being a coefficient (of either sign) times a mean square:
+/// (sum of terms)^2 / sum(term^2 / df). A term of 0 adds nothing (its df may be 0);
+/// infinite when every term is 0 (no spread: nothing is estimated).
+pub fn satterthwaite_df(terms: &[(f64, f64)]) -> f64 {
+    let used = terms.iter().filter(|(v, _)| *v != 0.0);
+    let total: f64 = used.clone().map(|(v, _)| v).sum();
+    let spread: f64 = used.map(|(v, df)| v * v / df).sum();
+    if spread == 0.0 {
         f64::INFINITY
     } else {
-        (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
-    };
-    t_change(ma, mb, se, df)
+        total * total / spread
+    }
 }
 
 /// The change (mean_b - mean_a) / mean_a with the 95% interval and two-sided p of the

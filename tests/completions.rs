@@ -1,36 +1,29 @@
 //! `mmcab completions SHELL` and `mmcab man`: generated from the command-line
 //! definitions, so every command and flag shows up in them.
 
-use std::process::{Command, Output};
+#[path = "common/cli.rs"]
+mod cli;
 
-fn mmcab(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .args(args)
-        .output()
-        .expect("run mmcab");
-    assert!(
-        out.status.success(),
-        "mmcab {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+/// stdout of `mmcab ARGS...`, which must succeed.
+fn mmcab(args: &[&str]) -> String {
+    cli::ok(cli::mmcab(args))
 }
 
 #[test]
 fn completions_know_every_command_and_the_new_flags() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
-        let text = String::from_utf8(mmcab(&["completions", shell]).stdout).unwrap();
+        let text = mmcab(&["completions", shell]);
         for word in ["compare", "export", "fail-if", "threshold", "save-baseline"] {
             assert!(text.contains(word), "{shell}: no {word}");
         }
     }
-    let bash = String::from_utf8(mmcab(&["completions", "bash"]).stdout).unwrap();
+    let bash = mmcab(&["completions", "bash"]);
     assert!(bash.contains("complete -F _mmcab"), "{bash}");
 }
 
 #[test]
 fn man_pages_for_the_tool_and_each_command() {
-    let page = String::from_utf8(mmcab(&["man"]).stdout).unwrap();
+    let page = mmcab(&["man"]);
     assert!(page.contains(".TH mmcab 1"), "{page}");
     assert!(page.contains("compare"), "{page}");
     let dir = tempfile::tempdir().unwrap();

@@ -2,23 +2,20 @@
 //! statuses, the baseline store (`compare --baseline STORE`) and `--json` of report and
 //! compare, end to end on copies of tests/fixtures/results-loop (real fio runs on a loop
 //! device, 5 measured runs per config). compare takes boots: each side is three copies
-//! whose throughputs are scaled by 0.98, 1.00 and 1.02 (a boot-to-boot spread), times
-//! 0.5 for "slower" and 2 for "faster"; "no change" is the base side again.
+//! whose throughputs are scaled by a boot's own offset (a boot-to-boot spread: 0.98,
+//! 1.00 and 1.02 for the base side), times 0.5 for "slower" and 2 for "faster"; "no
+//! change" is another A/A side (offsets 0.99, 1.015, 0.995: the same mean, other boots).
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/results.rs"]
 mod results;
 
+use cli::mmcab;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const FIXTURE: &str = "results-loop";
-
-fn mmcab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .args(args)
-        .output()
-        .expect("run mmcab")
-}
 
 fn code(out: &Output) -> i32 {
     out.status.code().expect("exit status")
@@ -51,10 +48,22 @@ fn copy(tmp: &Path, name: &str) -> PathBuf {
     dir
 }
 
+/// The base side's boot offsets.
+const OFFSETS: [f64; 3] = [0.98, 1.0, 1.02];
+/// An A/A side of the base: other boots of the same mean.
+const OTHER_OFFSETS: [f64; 3] = [0.99, 1.015, 0.995];
+/// A side whose boots vary a lot (-15% on average): an interval too wide to decide.
+const WIDE_OFFSETS: [f64; 3] = [0.6, 1.0, 0.95];
+
 /// Three boots of one side, named `<side>-<k>`: one-config copies with every throughput
 /// scaled by `factor` and the boot's own offset.
 fn boots(tmp: &Path, side: &str, factor: f64) -> Vec<PathBuf> {
-    [0.98, 1.0, 1.02]
+    boots_with(tmp, side, factor, &OFFSETS)
+}
+
+/// The same with the given boot offsets.
+fn boots_with(tmp: &Path, side: &str, factor: f64, offsets: &[f64]) -> Vec<PathBuf> {
+    offsets
         .iter()
         .enumerate()
         .map(|(k, offset)| {
@@ -64,6 +73,12 @@ fn boots(tmp: &Path, side: &str, factor: f64) -> Vec<PathBuf> {
             dir
         })
         .collect()
+}
+
+/// The messages (stderr) of a command that must succeed.
+fn out_ok(out: Output) -> String {
+    assert_eq!(code(&out), 0, "{}", describe(&out));
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// `mmcab compare BASE... --vs NEW... EXTRA...` (no stored calibration).
@@ -82,7 +97,7 @@ fn compare_exit_codes_for_slower_faster_and_no_change() {
     let base = boots(tmp.path(), "base", 1.0);
     let slower = boots(tmp.path(), "slower", 0.5);
     let faster = boots(tmp.path(), "faster", 2.0);
-    let same = boots(tmp.path(), "same", 1.0);
+    let same = boots_with(tmp.path(), "same", 1.0, &OTHER_OFFSETS);
     let cases = [
         (&slower, "slower", 6),
         (&faster, "slower", 0),
@@ -133,6 +148,75 @@ fn threshold_lets_small_slowdowns_through() {
         "--threshold needs --fail-if: {}",
         describe(&out)
     );
+}
+
+/// The gate's status and the widest interval of its checks (one per workload: every
+/// workload of a side is scaled alike), from --json.
+fn gate_json(out: &Output) -> (String, f64, f64) {
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(out)));
+    let checks = json["gate"]["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 5, "{json}");
+    let ends =
+        |key: &str| -> Vec<f64> { checks.iter().map(|c| c[key].as_f64().unwrap()).collect() };
+    (
+        json["gate"]["status"].as_str().unwrap().to_string(),
+        ends("ci_low").into_iter().fold(f64::INFINITY, f64::min),
+        ends("ci_high")
+            .into_iter()
+            .fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
+#[test]
+fn threshold_gate_passes_fails_or_cannot_decide() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = boots(tmp.path(), "base", 1.0);
+    let same = boots_with(tmp.path(), "same", 1.0, &OTHER_OFFSETS);
+    let wide = boots_with(tmp.path(), "wide", 1.0, &WIDE_OFFSETS);
+    let slower = boots(tmp.path(), "slower", 0.5);
+    let gate = |new: &[PathBuf], threshold: &str| {
+        let out = compare(
+            &base,
+            new,
+            &["--fail-if", "slower", "--threshold", threshold, "--json"],
+        );
+        let (status, low, high) = gate_json(&out);
+        (code(&out), status, low, high)
+    };
+    // No change, an interval within +-10%: a slowdown beyond 10% is ruled out.
+    let (exit, status, low, high) = gate(&same, "10%");
+    assert!(low > -0.1 && high < 0.1, "[{low}, {high}]");
+    assert_eq!((exit, status.as_str()), (0, "pass"));
+    // The same interval does not rule out a slowdown beyond 1%: inconclusive.
+    let (exit, status, low, _) = gate(&same, "1%");
+    assert!(low < -0.01, "{low}");
+    assert_eq!((exit, status.as_str()), (7, "inconclusive"));
+    // A wide interval: no verdict either way at 3%; without a threshold it passes.
+    let (exit, status, low, high) = gate(&wide, "3%");
+    assert!(low < -0.3 && high > 0.0, "[{low}, {high}]");
+    assert_eq!((exit, status.as_str()), (7, "inconclusive"));
+    let out = compare(&base, &wide, &["--fail-if", "slower"]);
+    assert_eq!(code(&out), 0, "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("an interval still allows one of up to"),
+        "{}",
+        describe(&out)
+    );
+    // Half the throughput: the whole interval beyond -3%.
+    let (exit, status, _, high) = gate(&slower, "3%");
+    assert!(high < -0.03, "{high}");
+    assert_eq!((exit, status.as_str()), (6, "fail"));
+    // --allow-inconclusive lets the undecided through, never a failure.
+    let allow = [
+        "--fail-if",
+        "slower",
+        "--threshold",
+        "3%",
+        "--allow-inconclusive",
+    ];
+    assert_eq!(code(&compare(&base, &wide, &allow)), 0);
+    assert_eq!(code(&compare(&base, &slower, &allow)), 6);
 }
 
 #[test]
@@ -213,8 +297,31 @@ fn baseline_store_per_device_identity() {
     let out = with_store(&[&slower_s[..], &["--fail-if", "slower"]].concat());
     assert_eq!(code(&out), 1, "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--save-baseline"));
-    let out = with_store(&[&["--save-baseline"][..], &base_s].concat());
-    assert_eq!(code(&out), 0, "{}", describe(&out));
+    // One boot per job, as in LAVA: --keep builds the baseline across saves.
+    for dir in &base_s {
+        let out = with_store(&["--save-baseline", "--keep", "3", dir]);
+        assert_eq!(code(&out), 0, "{}", describe(&out));
+    }
+    let said = out_ok(with_store(&["--save-baseline", "--keep", "3", base_s[2]]));
+    assert!(said.contains("(3 boots; already stored 0003_"), "{said}");
+    // The boots of one new job against the stored three.
+    let out = with_store(&[slower_s[0], "--fail-if", "slower"]);
+    assert_eq!(code(&out), 6, "{}", describe(&out));
+    // A fourth boot drops the first saved.
+    let extra = boots_with(tmp.path(), "extra", 1.0, &[1.01]);
+    let said = out_ok(with_store(&[
+        "--save-baseline",
+        "--keep",
+        "3",
+        path(&extra[0]),
+    ]));
+    assert!(
+        said.contains("added 0004_") && said.contains("dropped 0001_"),
+        "{said}"
+    );
+    // Without --keep the given boots replace the stored ones.
+    let out = out_ok(with_store(&[&["--save-baseline"][..], &base_s].concat()));
+    assert!(out.contains("(3 boots; added 0001_"), "{out}");
     let out = with_store(&[&slower_s[..], &["--fail-if", "slower", "--json"]].concat());
     assert_eq!(code(&out), 6, "{}", describe(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

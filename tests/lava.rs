@@ -5,30 +5,27 @@
 //! The dispatcher (LAVA `lava_dispatcher/actions/test/shell.py`,
 //! `TestShellAction._reset_patterns`, unchanged from 2017 to 2026.07 and the same in the
 //! 2023.01 Debian 12 ships) matches console output with `<LAVA_SIGNAL_(\S+) ([^>]+)>`;
-//! for `TESTCASE` it splits the parameters on whitespace, each must be `KEY=VALUE`
+//! for `TESTCASE` it splits the parameters on whitespace, then each at every `=`
+//! (`param.split("=")`): exactly two parts, else the whole test case is dropped
 //! (`handle_testcase`: "Ignoring malformed parameter for signal"), keys are lower-cased,
 //! and `SignalMatch.match` (`lava_dispatcher/connection.py`) requires `test_case_id`, a
 //! `result` of pass/fail/skip/unknown, and a `measurement` that Python's float() takes.
 //! [`lava_accepts`] re-implements exactly those checks.
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/loop_device.rs"]
 mod loop_device;
 #[path = "common/results.rs"]
 mod results;
 
+use cli::mmcab;
 use regex::Regex;
 use std::collections::{BTreeMap, HashSet};
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// The dispatcher's pattern, verbatim.
 const SIGNAL_PATTERN: &str = r"<LAVA_SIGNAL_(\S+) ([^>]+)>";
-
-fn mmcab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .args(args)
-        .output()
-        .expect("run mmcab")
-}
 
 /// A TESTCASE line as LAVA's dispatcher would take it: its parameters by lower-case key,
 /// or why the dispatcher would drop it.
@@ -43,9 +40,11 @@ fn lava_accepts(line: &str) -> Result<BTreeMap<String, String>, String> {
     }
     let mut data = BTreeMap::new();
     for param in m[2].split_whitespace() {
-        let (key, value) = param
-            .split_once('=')
-            .ok_or(format!("malformed parameter {param:?}"))?;
+        // LAVA: `parts = param.split("=")`, `if len(parts) == 2`: one `=`, no more.
+        let parts: Vec<&str> = param.split('=').collect();
+        let [key, value] = parts[..] else {
+            return Err(format!("malformed parameter {param:?}"));
+        };
         data.insert(key.to_lowercase(), value.to_string());
     }
     if !data.contains_key("test_case_id") {
@@ -75,6 +74,10 @@ fn the_checks_refuse_what_the_dispatcher_refuses() {
         "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a RESULT=pass MEASUREMENT=2.5MB>",
         "<LAVA_SIGNAL_TESTCASE RESULT=pass>",
         "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a RESULT=pass UNITS=>s>",
+        // A value with `=` splits into three parts: LAVA drops the test case.
+        "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a=b RESULT=pass>",
+        "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a RESULT=pass MEASUREMENT=1 UNITS=x=y>",
+        "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=a RESULT=pass UNITS>",
     ] {
         assert!(lava_accepts(bad).is_err(), "{bad}");
     }
@@ -108,6 +111,11 @@ fn report_signals_cover_every_metric_and_the_gate() {
     let mut gate = Vec::new();
     for line in stdout.lines() {
         let data = lava_accepts(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        // The dispatcher's log marker takes the first parameter as the test case.
+        assert!(
+            line.starts_with("<LAVA_SIGNAL_TESTCASE TEST_CASE_ID="),
+            "{line}"
+        );
         let id = data["test_case_id"].clone();
         assert!(
             id.len() <= 100 && ids.insert(id.clone()),
@@ -173,7 +181,7 @@ for key in data.get("params", {}):
     assert all(("${" + key + "}") in s for s in data["run"]["steps"]), "param " + key + " unused"
 print("ok")
 "#;
-    let yaml = results::repo_root().join("lava/mmcab.yaml");
+    let yaml = cli::root().join("lava/mmcab.yaml");
     let out = Command::new("/usr/bin/python3")
         .args(["-c", lint])
         .arg(&yaml)
@@ -185,7 +193,7 @@ print("ok")
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let script = results::repo_root().join("lava/mmcab-lava.sh");
+    let script = cli::root().join("lava/mmcab-lava.sh");
     let out = Command::new("sh").arg("-n").arg(&script).output().unwrap();
     assert!(
         out.status.success(),
@@ -199,7 +207,7 @@ print("ok")
 fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
     let dev = loop_device::LoopDevice::new(64 << 20);
     let tmp = tempfile::tempdir().unwrap();
-    let plan = results::repo_root().join("tests/fixtures/plans/max-sectors-ab.toml");
+    let plan = cli::root().join("tests/fixtures/plans/max-sectors-ab.toml");
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_mmcab"))
         .parent()
         .unwrap();
@@ -209,12 +217,13 @@ fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
         std::env::var("PATH").unwrap_or_default()
     );
     let out = Command::new("sh")
-        .arg(results::repo_root().join("lava/mmcab-lava.sh"))
-        .current_dir(results::repo_root())
+        .arg(cli::root().join("lava/mmcab-lava.sh"))
+        .current_dir(cli::root())
         .env("PATH", path)
         .env("DEVICE", &dev.dev)
         .env("PLAN", &plan)
-        .env("RUN_ARGS", "--quiet")
+        // As LAVA hands it over: unexpanded, the board's shell expands it.
+        .env("RUN_ARGS", "--quiet --label $(uname -r)")
         .env(
             "GATE",
             "--fail-if slower --threshold 50% --allow-inconclusive",
@@ -253,6 +262,13 @@ fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
     );
     assert!(signals.len() >= 2 * 2 * 4 + 3, "{stdout}");
     assert!(tmp.path().join("out/mmcab-results.tar.gz").is_file());
+    // --label $(uname -r) named the running kernel.
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("out/results/meta.json")).unwrap(),
+    )
+    .unwrap();
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(meta["label"], release.trim(), "{stdout}");
     assert!(
         stdout.contains("summary.csv") && stdout.contains("config,workload"),
         "{stdout}"

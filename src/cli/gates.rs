@@ -12,8 +12,8 @@ use std::process::ExitCode;
 /// Exit status when a gate failed: a significant change of the kind `--fail-if` names
 /// (after `mmcab run`'s 3, 4 and 5, so one number means one thing across commands).
 pub const EXIT_GATE_FAILED: u8 = 6;
-/// Exit status when a gate could not decide (no confidence interval for some check) and
-/// `--allow-inconclusive` was not given.
+/// Exit status when a gate could not decide (some check without a confidence interval,
+/// or with --threshold one too wide) and `--allow-inconclusive` was not given.
 pub const EXIT_GATE_INCONCLUSIVE: u8 = 7;
 /// Version of the JSON document `report --json` and `compare --json` print.
 pub const REPORT_JSON_SCHEMA: u32 = 1;
@@ -61,15 +61,19 @@ impl OutputArgs {
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// Regression gate: exit 6 when a headline metric of a compared config is
-    /// significantly (95% CI) slower/faster/either than its baseline
+    /// significantly (95% CI) slower/faster/either than its baseline. Alone it passes
+    /// any other result, however wide its interval; add --threshold to pass only what
+    /// the interval rules out
     #[arg(long, value_enum)]
     pub fail_if: Option<FailIfArg>,
-    /// With --fail-if: ignore changes up to this size, e.g. 3% ("no slowdown beyond 3% at
-    /// 95% confidence": fail only when the whole CI lies beyond it)
+    /// With --fail-if, e.g. 3%: "no slowdown beyond 3% at 95% confidence": fail (exit 6)
+    /// when the change is significant and its whole CI lies beyond it, pass when the CI
+    /// rules it out, else inconclusive (exit 7)
     #[arg(long, requires = "fail_if", value_parser = parse_threshold)]
     pub threshold: Option<f64>,
-    /// With --fail-if: exit 0 instead of 7 when some check has no confidence interval
-    /// (too few runs or boots on a side)
+    /// With --fail-if: exit 0 instead of 7 when some check is inconclusive (no
+    /// interval: too few runs or boots on a side; with --threshold, an interval too
+    /// wide to decide)
     #[arg(long, requires = "fail_if")]
     pub allow_inconclusive: bool,
 }
@@ -94,7 +98,7 @@ impl GateArgs {
         };
         Some(GateRule {
             fail_if,
-            threshold: self.threshold.unwrap_or(0.0),
+            threshold: self.threshold,
         })
     }
 }

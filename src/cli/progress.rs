@@ -57,10 +57,13 @@ impl Events for Output {
             }
             Event::Converged { stop } => {
                 self.shrink_progress(stop.skipped_runs.into());
+                let half = stop
+                    .half_width_pct
+                    .map_or("unknown".to_string(), |h| format!("+-{h:.2}%"));
                 self.progress_line(&format!(
-                    "mmcab: {}: 95% CI +-{:.2}% after {} repetitions per config: its {} \
-                     remaining runs are skipped (--until-ci)",
-                    stop.workload, stop.half_width_pct, stop.repetitions, stop.skipped_runs
+                    "mmcab: {}: 95% CI {half} after the {} repetitions per config its first \
+                     stage asked for: its {} remaining runs are skipped (--until-ci)",
+                    stop.workload, stop.repetitions, stop.skipped_runs
                 ))
             }
             Event::Finish => self.finish_progress(),

@@ -63,10 +63,15 @@ pub struct CompareArgs {
     /// for their device and plan (STORE/<device>/<plan>/)
     #[arg(long, value_name = "STORE", conflicts_with = "vs")]
     pub baseline: Option<PathBuf>,
-    /// With --baseline: store DIRS as the baseline of their device and plan (replacing
-    /// the old one) instead of comparing
+    /// With --baseline: store DIRS as the baseline of their device, plan and
+    /// --scale-down (replacing the old one) instead of comparing
     #[arg(long, requires = "baseline")]
     pub save_baseline: bool,
+    /// With --save-baseline: add DIRS to the stored boots and keep the last N saved
+    /// (a baseline built across jobs that measure one boot each)
+    #[arg(long, value_name = "N", requires = "save_baseline",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep: Option<u32>,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
@@ -123,8 +128,8 @@ fn run_compare(
 fn compare_with_store(args: &CompareArgs, store: &Path, out: &Output) -> Result<ExitCode> {
     let new = baseline::load_all(&args.dirs)?;
     if args.save_baseline {
-        let slot = baseline::save(store, &new)?;
-        out.line(&format!("mmcab: baseline stored in {}/", slot.display()));
+        let saved = baseline::save(store, &new, args.keep.map(|n| n as usize))?;
+        out.line(&saved_line(&saved));
         return Ok(ExitCode::SUCCESS);
     }
     let base = baseline::find(store, &new)?;
@@ -143,6 +148,29 @@ fn compare_with_store(args: &CompareArgs, store: &Path, out: &Output) -> Result<
         report::chart::file_stem(&name)
     ));
     run_compare(args, base, args.dirs.clone(), Some(into), out)
+}
+
+/// `mmcab: baseline stored in SLOT/ (3 boots; added 0004_b; dropped 0001_a)`.
+fn saved_line(saved: &baseline::Saved) -> String {
+    let mut parts = vec![format!(
+        "{} boot{}",
+        saved.boots.len(),
+        if saved.boots.len() == 1 { "" } else { "s" }
+    )];
+    for (what, names) in [
+        ("added", &saved.added),
+        ("already stored", &saved.already),
+        ("dropped", &saved.dropped),
+    ] {
+        if !names.is_empty() {
+            parts.push(format!("{what} {}", names.join(", ")));
+        }
+    }
+    format!(
+        "mmcab: baseline stored in {}/ ({})",
+        saved.slot.display(),
+        parts.join("; ")
+    )
 }
 
 #[cfg(test)]

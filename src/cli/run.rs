@@ -60,9 +60,10 @@ pub struct RunArgs {
     /// Repetitions per config x workload (overrides the plan)
     #[arg(long)]
     pub repeat: Option<u32>,
-    /// Repeat each workload only until the 95% CI half-width of every config's mean is
-    /// at most PCT% of it (at least 3, at most --max-repeat repetitions; configs stop
-    /// together, interleaved order kept)
+    /// Repeat each workload only as often as a 95% CI half-width of PCT% of every
+    /// config's mean needs: a first stage of 5 repetitions sets the count (Stein's
+    /// two-stage rule; at most --max-repeat; configs stop together, interleaved order
+    /// kept)
     #[arg(long, value_name = "PCT")]
     pub until_ci: Option<f64>,
     /// Most repetitions per config x workload with --until-ci (default 10)

@@ -15,29 +15,34 @@ pub fn summary_text(s: &Summary) -> String {
     };
     let _ = writeln!(
         out,
-        "until-ci {}%: {} of {} runs ({}), device time {:.1} s of an estimated {:.1} s for \
-         {} repetitions each ({})",
+        "until-ci {}% (first stage {} repetitions): {} of {} runs ({}), device time {:.1} s \
+         of an estimated {:.1} s for {} repetitions each ({})",
         s.target_pct,
+        s.first_stage,
         s.runs,
         s.fixed_runs,
         share(f64::from(s.runs), f64::from(s.fixed_runs)),
-        s.seconds,
+        s.device_seconds,
         s.fixed_seconds_estimate,
         s.max_repeat,
-        share(s.seconds, s.fixed_seconds_estimate)
+        share(s.device_seconds, s.fixed_seconds_estimate)
     );
     for w in &s.workloads {
-        let how = if w.converged && w.repetitions < s.max_repeat {
-            "stopped".to_string()
-        } else if w.converged {
-            "met the target at --max-repeat".to_string()
-        } else {
-            format!("ran to --max-repeat, above {}%", s.target_pct)
+        let how = match w.planned {
+            None => "stopped in the first stage".to_string(),
+            Some(_) if w.met_target && w.repetitions < s.max_repeat => "stopped".to_string(),
+            Some(_) if w.met_target => "met the target at --max-repeat".to_string(),
+            Some(_) => format!("ran to --max-repeat, above {}%", s.target_pct),
         };
+        let half = w
+            .half_width_pct
+            .map_or("unknown (a mean of 0 or no numbers)".to_string(), |h| {
+                format!("+-{h:.2}%")
+            });
         let _ = writeln!(
             out,
-            "  {}: {} repetitions per config, 95% CI +-{:.2}%: {how}",
-            w.workload, w.repetitions, w.half_width_pct
+            "  {}: {} repetitions per config, 95% CI {half}: {how}",
+            w.workload, w.repetitions
         );
     }
     out

@@ -12,6 +12,7 @@ use crate::workload::result::Direction;
 use serde::{Deserialize, Serialize};
 
 pub mod evidence;
+pub mod until_ci;
 pub mod verify;
 pub mod writer;
 
@@ -227,11 +228,15 @@ pub struct Meta {
     /// `--scale-down` the sizes were divided by (None: 1, as written in the plan).
     #[serde(default)]
     pub scale_down: Option<u32>,
-    /// `--until-ci`: a config x workload stopped once the 95% CI half-width of its mean
-    /// was at most this percentage (`repetitions` is then `--max-repeat`); absent for a
-    /// fixed number of repetitions.
+    /// `--until-ci`: each workload got the repetitions its first stage said a 95% CI
+    /// half-width of this percentage of the mean needs (`repetitions` is then
+    /// `--max-repeat`, the most); absent for a fixed number of repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_ci_pct: Option<f64>,
+    /// What `--until-ci` did (its parameters, device time, each workload's
+    /// repetitions), written when the run ends or stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ci: Option<until_ci::UntilCi>,
     pub started_unix_s: f64,
     /// Set when every run of the matrix has finished.
     pub finished_unix_s: Option<f64>,

@@ -13,10 +13,11 @@
 //! Stored as JSON in a directory the command line chooses, one file per device and plan
 //! ([`file_name`]); `mmcab compare` looks there when it compares sides of one boot.
 
-use super::compare::{device_identity, mismatches};
+use super::compare::{device_identity, mismatches, scale_down_mismatch};
 use super::load::ResultsDir;
 use super::model::against;
 use super::results;
+use super::sides::kernel_releases;
 use crate::stats::boots::{self, CalibratedSpread};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -97,15 +98,13 @@ impl Calibration {
                 );
             }
         }
-        if self.scale_down.unwrap_or(1) != dir.meta.scale_down.unwrap_or(1) {
-            bail!(
-                "calibration {} was measured with --scale-down {}, {} ran with --scale-down \
-                 {}: calibrate with the same sizes",
-                path.display(),
-                self.scale_down.unwrap_or(1),
-                dir.dir.display(),
-                dir.meta.scale_down.unwrap_or(1)
-            );
+        if let Some(problem) = scale_down_mismatch(
+            &format!("calibration {}", path.display()),
+            self.scale_down,
+            &dir.dir.display().to_string(),
+            dir.meta.scale_down,
+        ) {
+            bail!("{problem}: calibrate with the same sizes");
         }
         if self.plan_sha256 != dir.meta.plan_sha256 {
             bail!(
@@ -157,7 +156,25 @@ pub fn file_name(dir: &ResultsDir) -> String {
     format!("{}-{}{scale}.json", &hex[..16], &plan[..plan.len().min(12)])
 }
 
-/// Enough boots, all of one board, plan and `--scale-down`.
+/// Calibration of A/A boots `dirs` (one results directory each): refused for unlike
+/// devices, plans or sizes, or fewer than [`MIN_BOOTS`] boots.
+pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
+    check_boots(dirs)?;
+    let first = &dirs[0];
+    Ok(Calibration {
+        schema: SCHEMA,
+        device_identity: identity(first).into_iter().collect(),
+        device_summary: first.meta.device_summary.clone(),
+        plan_name: first.meta.plan_name.clone(),
+        plan_sha256: first.meta.plan_sha256.clone(),
+        scale_down: first.meta.scale_down.filter(|&n| n != 1),
+        kernels: kernel_releases(dirs),
+        boots: dirs.iter().map(|d| d.dir.display().to_string()).collect(),
+        entries: entries(dirs),
+    })
+}
+
+/// Enough boots, all of one board, plan and sizes.
 fn check_boots(dirs: &[ResultsDir]) -> Result<()> {
     if dirs.len() < MIN_BOOTS {
         bail!(
@@ -167,35 +184,23 @@ fn check_boots(dirs: &[ResultsDir]) -> Result<()> {
             dirs.len()
         );
     }
-    let mut problems = mismatches(dirs);
-    for d in &dirs[1..] {
-        if d.meta.scale_down.unwrap_or(1) != dirs[0].meta.scale_down.unwrap_or(1) {
-            problems.push(format!(
-                "--scale-down differs: {} ran {}, {} ran {}",
-                dirs[0].dir.display(),
-                dirs[0].meta.scale_down.unwrap_or(1),
-                d.dir.display(),
-                d.meta.scale_down.unwrap_or(1)
-            ));
-        }
-    }
+    let problems = mismatches(dirs);
     if !problems.is_empty() {
         bail!(
-            "a calibration is of one board and one plan:\n  {}",
+            "a calibration is of one board, one plan and one --scale-down:\n  {}",
             problems.join("\n  ")
         );
     }
     Ok(())
 }
 
-/// Calibration of A/A boots `dirs` (one results directory each): refused for unlike
-/// devices or plans, or fewer than [`MIN_BOOTS`] boots.
-pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
-    check_boots(dirs)?;
+/// The spread of every plan config x workload x direction x metric measured in at
+/// least [`MIN_BOOTS`] of `dirs`, in first-seen order.
+fn entries(dirs: &[ResultsDir]) -> Vec<Entry> {
+    type Key = (String, String, String, String);
     // Per key: (unit, headline, one group of values per boot).
-    type Groups = (String, bool, Vec<Vec<f64>>);
-    let mut groups: BTreeMap<(String, String, String, String), Groups> = BTreeMap::new();
-    let mut order = Vec::new();
+    let mut groups: BTreeMap<Key, (String, bool, Vec<Vec<f64>>)> = BTreeMap::new();
+    let mut order: Vec<Key> = Vec::new();
     for dir in dirs {
         let (configs, workloads) = results::configs_and_workloads(dir);
         let baseline_of = against(configs.first().map_or("", String::as_str));
@@ -215,7 +220,7 @@ pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
             }
         }
     }
-    let entries = order
+    order
         .into_iter()
         .filter_map(|key| {
             let (unit, headline, values) = groups.remove(&key)?;
@@ -231,25 +236,7 @@ pub fn build(dirs: &[ResultsDir]) -> Result<Calibration> {
                 spread: CalibratedSpread::from_spread(&spread),
             })
         })
-        .collect();
-    let mut kernels: Vec<String> = Vec::new();
-    for d in dirs {
-        if !kernels.contains(&d.meta.kernel_release) {
-            kernels.push(d.meta.kernel_release.clone());
-        }
-    }
-    let first = &dirs[0];
-    Ok(Calibration {
-        schema: SCHEMA,
-        device_identity: identity(first).into_iter().collect(),
-        device_summary: first.meta.device_summary.clone(),
-        plan_name: first.meta.plan_name.clone(),
-        plan_sha256: first.meta.plan_sha256.clone(),
-        scale_down: first.meta.scale_down.filter(|&n| n != 1),
-        kernels,
-        boots: dirs.iter().map(|d| d.dir.display().to_string()).collect(),
-        entries,
-    })
+        .collect()
 }
 
 /// Write `calibration` to `path` (directories created).

@@ -13,7 +13,7 @@
 //!
 //! Refused unless every dir measured the same device (CID manfid/oemid/name/serial and
 //! capacity, as recorded in meta.json; see [`device_identity`]) with the same plan
-//! (sha256); `--force` turns the
+//! (sha256) and `--scale-down`; `--force` turns the
 //! refusal into warnings printed on stderr and at the end of the report.
 //! Output: `<first dir>/report/compare-<side>-vs-<side>.../`.
 
@@ -60,7 +60,8 @@ fn device_name(summary: &str) -> &str {
     summary.split(", ").next().unwrap_or(summary)
 }
 
-/// Differences between the first dir and the others, worded for the user.
+/// Differences between the first dir and the others (device identity, plan,
+/// `--scale-down`), worded for the user.
 pub fn mismatches(dirs: &[ResultsDir]) -> Vec<String> {
     let mut out = Vec::new();
     let first = &dirs[0];
@@ -78,6 +79,12 @@ pub fn mismatches(dirs: &[ResultsDir]) -> Vec<String> {
                 ));
             }
         }
+        out.extend(scale_down_mismatch(
+            &first.dir.display().to_string(),
+            first.meta.scale_down,
+            &d.dir.display().to_string(),
+            d.meta.scale_down,
+        ));
         if d.meta.plan_sha256 != first.meta.plan_sha256 {
             out.push(format!(
                 "plan differs: {} ran {} (sha256 {:.12}), {} ran {} (sha256 {:.12})",
@@ -91,6 +98,19 @@ pub fn mismatches(dirs: &[ResultsDir]) -> Vec<String> {
         }
     }
     out
+}
+
+/// `--scale-down differs: ...` when `a` and `b` (what ran, as named to the user) ran
+/// with different `--scale-down` (None: 1): other sizes are another measurement, like
+/// another plan.
+pub fn scale_down_mismatch(
+    a: &str,
+    a_scale: Option<u32>,
+    b: &str,
+    b_scale: Option<u32>,
+) -> Option<String> {
+    let (x, y) = (a_scale.unwrap_or(1), b_scale.unwrap_or(1));
+    (x != y).then(|| format!("--scale-down differs: {a} ran {x}, {b} ran {y}"))
 }
 
 /// The stored boot-to-boot spread for a (plan) config x workload x direction x metric.
@@ -110,7 +130,8 @@ pub fn build(
     if !problems.is_empty() && !force {
         bail!(
             "refusing to compare unlike with unlike:\n  {}\nmeasure the same device with \
-             the same plan, or pass --force to compare anyway (the report will say so)",
+             the same plan and sizes, or pass --force to compare anyway (the report will say \
+             so)",
             problems.join("\n  ")
         );
     }
@@ -250,23 +271,15 @@ fn runs_per_boot(report: &Report) -> (usize, usize) {
 mod tests {
     use super::*;
     use crate::record::Meta;
-    use std::path::PathBuf;
 
     fn dir(name: &str, device: Option<DeviceInfo>, summary: &str) -> ResultsDir {
-        ResultsDir {
-            dir: PathBuf::from(name),
-            meta: Meta {
-                device,
-                device_summary: summary.into(),
-                plan_sha256: "abc".into(),
-                ..Default::default()
-            },
-            runs: Vec::new(),
-            series: Vec::new(),
-            latency: Vec::new(),
-            evidence: Vec::new(),
-            request_sizes: Vec::new(),
-        }
+        let meta = Meta {
+            device,
+            device_summary: summary.into(),
+            plan_sha256: "abc".into(),
+            ..Default::default()
+        };
+        ResultsDir::for_tests(name, meta, Vec::new())
     }
 
     /// The card as mmcab 0.1.0 recorded it in the guest (Linux 6.12, 4-bit bus).
@@ -337,6 +350,31 @@ mod tests {
         let m = mismatches(&[a, dir("b", None, "x")]);
         assert_eq!(m.len(), 5, "{m:?}");
         assert!(m[0].contains("'(not recorded)'"), "{m:?}");
+    }
+
+    /// Other sizes are another measurement: refused like another plan, with the same
+    /// words calibrate uses.
+    #[test]
+    fn another_scale_down_is_a_mismatch() {
+        let a = dir("a", Some(card()), "x");
+        let mut b = dir("b", Some(card()), "x");
+        b.meta.scale_down = Some(4);
+        assert_eq!(
+            mismatches(&[a.clone(), b.clone()]),
+            ["--scale-down differs: a ran 1, b ran 4"]
+        );
+        // --scale-down 1 is what no --scale-down means.
+        let mut one = a.clone();
+        one.meta.scale_down = Some(1);
+        assert!(mismatches(&[a.clone(), one]).is_empty());
+        let err = format!(
+            "{:#}",
+            build(&Sides::each_dir(vec![a, b]), false, None).unwrap_err()
+        );
+        assert!(
+            err.contains("--scale-down differs") && err.contains("--force"),
+            "{err}"
+        );
     }
 
     #[test]

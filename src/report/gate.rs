@@ -3,17 +3,27 @@
 //! holds for whatever model produced them (one results dir, or boots compared).
 //!
 //! Every compared row (a config with a baseline) of every headline block (the metrics
-//! of the mail text) is one check:
-//! - `slower`: fails when the report's verdict for the row is `slower` (its 95% CI clear
-//!   of zero and, where the report adjusts p-values together, its q below 0.05) and the
-//!   whole CI of the change lies beyond `-threshold` (for MB/s and IOPS; beyond
-//!   `+threshold` for latencies): slower by more than the threshold at 95% confidence.
-//! - `faster`: the mirror image (a change that should not speed anything up).
-//! - `changed`: either.
+//! of the mail text) is one check, with one of three outcomes. In "better" terms
+//! (positive = faster: MB/s and IOPS up, latency down) the 95% CI of the change runs
+//! from its worst to its best case; for `slower` with a threshold T (`faster` is the
+//! mirror image, `changed` both sides):
+//! - **fail**: the report calls the row `slower` (CI clear of zero and, where the report
+//!   adjusts p-values together, q below 0.05) and the whole CI lies below -T: slower by
+//!   more than T at 95% confidence;
+//! - **pass**: the CI's worst case is no slower than -T: a slowdown beyond T is ruled
+//!   out at 95% confidence ("no slowdown beyond 3%");
+//! - **inconclusive**: neither, the CI reaches below -T without lying wholly below it
+//!   (an interval of [-60%, +5%] with T = 3%), or the row has no interval at all (fewer
+//!   than 2 runs on a side, single published numbers, one boot per side without a
+//!   calibration).
 //!
-//! A row without a verdict (fewer than 2 runs on a side, single published numbers, one
-//! boot per side without a calibration) cannot pass or fail: it is inconclusive. The gate as a
-//! whole fails when any check fails, else is inconclusive when any check is, else passes.
+//! Without a threshold the rule is the report's verdict alone: `slower` fails, `faster`
+//! and `no significant change` pass (however wide the interval: such a pass says no
+//! slowdown was shown, not that there is none; its reason line gives the interval's
+//! worst case), no verdict is inconclusive.
+//!
+//! The gate as a whole fails when any check fails, else is inconclusive when any check
+//! is, else passes.
 
 use super::model::{Block, ConfigRow, Report};
 use crate::stats::{Verdict, CONFIDENCE};
@@ -36,28 +46,37 @@ impl FailIf {
             FailIf::Changed => "changed",
         }
     }
+
+    /// What the gate is about: `slowdown`, `speed-up`, `change`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            FailIf::Slower => "slowdown",
+            FailIf::Faster => "speed-up",
+            FailIf::Changed => "change",
+        }
+    }
 }
 
-/// A gate: what fails, and the smallest change that counts (a fraction, 0.03 = 3%).
+/// A gate: what fails, and the smallest change that counts (a fraction, 0.03 = 3%;
+/// None: the report's verdicts alone, see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct GateRule {
     pub fail_if: FailIf,
-    pub threshold: f64,
+    pub threshold: Option<f64>,
 }
 
 impl GateRule {
-    /// `slower by more than 3% at 95% confidence`.
+    /// `fail if slower at 95% confidence` (no threshold) or `no slowdown beyond 3% at
+    /// 95% confidence`.
     pub fn describe(&self) -> String {
-        let by = if self.threshold > 0.0 {
-            format!(" by more than {}%", trim_pct(self.threshold))
-        } else {
-            String::new()
-        };
-        format!(
-            "fail if {}{by} at {:.0}% confidence",
-            self.fail_if.as_str(),
-            CONFIDENCE * 100.0
-        )
+        let confidence = format!("at {:.0}% confidence", CONFIDENCE * 100.0);
+        match self.threshold {
+            None => format!("fail if {} {confidence}", self.fail_if.as_str()),
+            Some(t) => {
+                let what = self.fail_if.noun();
+                format!("no {what} beyond {}% {confidence}", trim_pct(t))
+            }
+        }
     }
 }
 
@@ -103,6 +122,10 @@ pub struct GateCheck {
     pub status: GateStatus,
     /// One line for people: why this status.
     pub reason: String,
+    /// Without a threshold, for a passing check: the largest change in the direction
+    /// the gate asks about that the 95% CI leaves open (a fraction: 0.55 = up to 55%
+    /// slower, for `slower`); null otherwise.
+    pub open: Option<f64>,
 }
 
 /// Every check of a report and the overall status.
@@ -154,47 +177,41 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
         super::model::format_pct(ci_low),
         super::model::format_pct(ci_high)
     );
-    // The report's verdict decides the direction (with its adjusted p-value); the
-    // threshold asks the interval to lie beyond it too. In "better" terms (positive =
-    // faster, whatever the metric's direction) the interval's ends are the worst and the
-    // best case.
+    // In "better" terms (positive = faster, whatever the metric's direction) the
+    // interval's ends are the worst and the best case.
     let sign = if block.metric.higher_is_better {
         1.0
     } else {
         -1.0
     };
-    let (worst, best) = {
-        let (a, b) = (sign * ci_low, sign * ci_high);
-        (a.min(b), a.max(b))
+    let interval = Interval {
+        worst: (sign * ci_low).min(sign * ci_high),
+        best: (sign * ci_low).max(sign * ci_high),
     };
-    let (status, reason) = match row.verdict {
-        Some(v @ (Verdict::Slower | Verdict::Faster)) => {
-            let beyond = match v {
-                Verdict::Slower => best < -rule.threshold,
-                _ => worst > rule.threshold,
-            };
-            let asked = match rule.fail_if {
-                FailIf::Slower => v == Verdict::Slower,
-                FailIf::Faster => v == Verdict::Faster,
-                FailIf::Changed => true,
-            };
-            if asked && beyond {
-                (GateStatus::Fail, format!("{ci}: {}", v.as_str()))
-            } else if asked {
-                (
-                    GateStatus::Pass,
-                    format!("{ci}: {}, not beyond the threshold", v.as_str()),
-                )
-            } else {
-                (GateStatus::Pass, format!("{ci}: {}", v.as_str()))
+    let mut open = None;
+    let (status, why) = match row.verdict {
+        Some(v @ (Verdict::Slower | Verdict::Faster | Verdict::NoSignificantChange))
+            if interval.worst.is_finite() && interval.best.is_finite() =>
+        {
+            match rule.threshold {
+                None => {
+                    let (status, why, left) = by_verdict(rule.fail_if, v, interval);
+                    open = left;
+                    (status, why)
+                }
+                Some(t) => by_interval(rule.fail_if, v, interval, t),
             }
         }
-        Some(Verdict::NoSignificantChange) => (GateStatus::Pass, ci),
-        Some(v) => (GateStatus::Inconclusive, format!("{ci}: {}", v.as_str())),
+        Some(v) => (GateStatus::Inconclusive, v.as_str().to_string()),
         None => (
             GateStatus::Inconclusive,
             "no verdict (too few runs or boots on a side)".to_string(),
         ),
+    };
+    let reason = if change.is_nan() {
+        why
+    } else {
+        format!("{ci}: {why}")
     };
     Some(GateCheck {
         workload: block.workload.clone(),
@@ -209,7 +226,97 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
         verdict: row.verdict,
         status,
         reason,
+        open,
     })
+}
+
+/// A 95% CI of a change in "better" terms: positive = faster.
+#[derive(Debug, Clone, Copy)]
+struct Interval {
+    worst: f64,
+    best: f64,
+}
+
+/// Does `v` fail `fail_if` (the direction the gate asks about)?
+fn asked(fail_if: FailIf, v: Verdict) -> bool {
+    match fail_if {
+        FailIf::Slower => v == Verdict::Slower,
+        FailIf::Faster => v == Verdict::Faster,
+        FailIf::Changed => matches!(v, Verdict::Slower | Verdict::Faster),
+    }
+}
+
+/// No threshold: the report's verdict decides. A pass also gives the largest change in
+/// the asked direction(s) that the interval leaves open, if any.
+fn by_verdict(fail_if: FailIf, v: Verdict, ci: Interval) -> (GateStatus, String, Option<f64>) {
+    if asked(fail_if, v) {
+        return (GateStatus::Fail, v.as_str().to_string(), None);
+    }
+    let slower = (ci.worst < 0.0 && fail_if != FailIf::Faster).then_some(-ci.worst);
+    let faster = (ci.best > 0.0 && fail_if != FailIf::Slower).then_some(ci.best);
+    let mut reach = Vec::new();
+    if let Some(x) = slower {
+        reach.push(format!("a slowdown of up to {:.1}%", x * 100.0));
+    }
+    if let Some(x) = faster {
+        reach.push(format!("a speed-up of up to {:.1}%", x * 100.0));
+    }
+    if reach.is_empty() {
+        return (GateStatus::Pass, v.as_str().to_string(), None);
+    }
+    let why = format!(
+        "{} (not ruled out: {}; --threshold asks for that)",
+        v.as_str(),
+        reach.join(", ")
+    );
+    let open = slower.into_iter().chain(faster).fold(0.0, f64::max);
+    (GateStatus::Pass, why, Some(open))
+}
+
+/// Threshold `t`: fail when the verdict is the asked one and the whole interval lies
+/// beyond `t`; pass when the interval rules out a change beyond `t` in the asked
+/// direction(s); else inconclusive.
+fn by_interval(fail_if: FailIf, v: Verdict, ci: Interval, t: f64) -> (GateStatus, String) {
+    let (check_slower, check_faster) = match fail_if {
+        FailIf::Slower => (true, false),
+        FailIf::Faster => (false, true),
+        FailIf::Changed => (true, true),
+    };
+    let beyond = match v {
+        Verdict::Slower => ci.best < -t,
+        Verdict::Faster => ci.worst > t,
+        _ => false,
+    };
+    if asked(fail_if, v) && beyond {
+        return (
+            GateStatus::Fail,
+            format!("{} by more than {}", v.as_str(), pct(t)),
+        );
+    }
+    let what = fail_if.noun();
+    let slower_ruled_out = !check_slower || ci.worst >= -t;
+    let faster_ruled_out = !check_faster || ci.best <= t;
+    if slower_ruled_out && faster_ruled_out {
+        (
+            GateStatus::Pass,
+            format!("{}, a {what} beyond {} ruled out", v.as_str(), pct(t)),
+        )
+    } else {
+        (
+            GateStatus::Inconclusive,
+            format!(
+                "{}, a {what} beyond {} neither ruled out nor shown (more runs or boots \
+                 narrow the interval)",
+                v.as_str(),
+                pct(t)
+            ),
+        )
+    }
+}
+
+/// A threshold: `3%`, `0.5%`.
+fn pct(fraction: f64) -> String {
+    format!("{}%", trim_pct(fraction))
 }
 
 /// The gate's lines for the end of the mail text / stderr: the rule, the count, and
@@ -224,6 +331,25 @@ pub fn summary_lines(outcome: &GateOutcome) -> Vec<String> {
         outcome.count(GateStatus::Fail),
         outcome.count(GateStatus::Inconclusive)
     )];
+    let widest = outcome
+        .checks
+        .iter()
+        .filter(|c| c.status == GateStatus::Pass)
+        .filter_map(|c| c.open.map(|open| (open, c)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((open, c)) = widest {
+        let what = outcome.rule.fail_if.noun();
+        out.push(format!(
+            "gate: note: without --threshold a pass means no significant {what} was found, \
+             not that there is none: an interval still allows one of up to {:.1}% ({} {}: \
+             {} vs {}); --threshold passes only what the intervals rule out",
+            open * 100.0,
+            c.workload,
+            c.direction,
+            c.config,
+            c.baseline
+        ));
+    }
     for c in outcome
         .checks
         .iter()
@@ -243,128 +369,5 @@ pub fn summary_lines(outcome: &GateOutcome) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::model::{against, rows_for, Metric};
-
-    /// A report with one headline block: A (baseline) and B at the given values.
-    fn report(metric: Metric, a: &[f64], b: &[f64]) -> Report {
-        let configs = vec!["A".to_string(), "B".to_string()];
-        let mut samples = Vec::new();
-        for (i, v) in a.iter().enumerate() {
-            samples.push(("A".to_string(), (2 * i) as f64, *v));
-        }
-        for (i, v) in b.iter().enumerate() {
-            samples.push(("B".to_string(), (2 * i + 1) as f64, *v));
-        }
-        let rows = rows_for(&configs, &against("A"), &metric, &samples);
-        Report {
-            title: String::new(),
-            header: Vec::new(),
-            setup: Vec::new(),
-            caption: String::new(),
-            configs,
-            baseline: "A".into(),
-            published: false,
-            blocks: vec![Block {
-                workload: "w".into(),
-                direction: "read".into(),
-                metric,
-                headline: true,
-                block_size_bytes: None,
-                sweep: None,
-                sweeps: Vec::new(),
-                rows,
-            }],
-            notes: Vec::new(),
-            correction: None,
-            tests: 1,
-            boots: None,
-            evidence: Vec::new(),
-        }
-    }
-
-    fn mbps() -> Metric {
-        Metric::new("mb_per_s", "MB/s", true)
-    }
-
-    const A: [f64; 5] = [100.0, 101.0, 99.0, 100.5, 99.5];
-
-    fn status(a: &[f64], b: &[f64], fail_if: FailIf, threshold: f64) -> GateStatus {
-        evaluate(&report(mbps(), a, b), GateRule { fail_if, threshold }).status
-    }
-
-    #[test]
-    fn slower_fails_faster_and_unchanged_pass() {
-        let slower = A.map(|v| v * 0.9);
-        let faster = A.map(|v| v * 1.1);
-        let same = [100.2, 99.8, 100.4, 99.9, 100.1];
-        assert_eq!(status(&A, &slower, FailIf::Slower, 0.0), GateStatus::Fail);
-        assert_eq!(status(&A, &faster, FailIf::Slower, 0.0), GateStatus::Pass);
-        assert_eq!(status(&A, &same, FailIf::Slower, 0.0), GateStatus::Pass);
-        assert_eq!(status(&A, &faster, FailIf::Faster, 0.0), GateStatus::Fail);
-        assert_eq!(status(&A, &slower, FailIf::Changed, 0.0), GateStatus::Fail);
-        assert_eq!(status(&A, &same, FailIf::Changed, 0.0), GateStatus::Pass);
-    }
-
-    #[test]
-    fn threshold_ignores_small_sure_slowdowns() {
-        // 2% slower, surely: fails at 0%, passes at 3%; 10% slower fails at 3%.
-        let two = A.map(|v| v * 0.98);
-        assert_eq!(status(&A, &two, FailIf::Slower, 0.0), GateStatus::Fail);
-        assert_eq!(status(&A, &two, FailIf::Slower, 0.03), GateStatus::Pass);
-        assert_eq!(
-            status(&A, &A.map(|v| v * 0.9), FailIf::Slower, 0.03),
-            GateStatus::Fail
-        );
-        let rule = GateRule {
-            fail_if: FailIf::Slower,
-            threshold: 0.03,
-        };
-        assert_eq!(
-            rule.describe(),
-            "fail if slower by more than 3% at 95% confidence"
-        );
-    }
-
-    #[test]
-    fn latency_is_slower_when_it_grows() {
-        let lat = Metric::new("lat_mean_us", "us", false);
-        let higher = A.map(|v| v * 1.2);
-        let r = report(lat, &A, &higher);
-        let out = evaluate(
-            &r,
-            GateRule {
-                fail_if: FailIf::Slower,
-                threshold: 0.0,
-            },
-        );
-        assert_eq!(out.status, GateStatus::Fail);
-        assert!(
-            out.checks[0].reason.ends_with(": slower"),
-            "{:?}",
-            out.checks
-        );
-    }
-
-    #[test]
-    fn one_run_per_side_is_inconclusive_and_non_headline_blocks_are_skipped() {
-        assert_eq!(
-            status(&[100.0], &[50.0], FailIf::Slower, 0.0),
-            GateStatus::Inconclusive
-        );
-        let mut r = report(mbps(), &A, &A.map(|v| v * 0.5));
-        r.blocks[0].headline = false;
-        let out = evaluate(
-            &r,
-            GateRule {
-                fail_if: FailIf::Slower,
-                threshold: 0.0,
-            },
-        );
-        assert!(out.checks.is_empty());
-        assert_eq!(out.status, GateStatus::Inconclusive, "nothing was checked");
-        let lines = summary_lines(&out);
-        assert!(lines[0].contains("INCONCLUSIVE (0 checks"), "{lines:?}");
-    }
-}
+#[path = "gate_tests.rs"]
+mod tests;

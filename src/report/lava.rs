@@ -4,11 +4,12 @@
 //! LAVA's dispatcher reads the serial console with the pattern
 //! `<LAVA_SIGNAL_(\S+) ([^>]+)>` (`lava_dispatcher/actions/test/shell.py`,
 //! `TestShellAction._reset_patterns`; the same in LAVA 2023.01 and 2026.07), splits the
-//! parameters of a `TESTCASE` signal on whitespace into `KEY=VALUE` pairs and requires
-//! `TEST_CASE_ID` and a `RESULT` of `pass`, `fail`, `skip` or `unknown`; `MEASUREMENT`
-//! must parse as a Python float (`lava_dispatcher/connection.py`, `SignalMatch.match`).
-//! That is the line `lava-test-case ID --result R --measurement M --units U` prints.
-//! So ids and units here contain no whitespace and no `>`.
+//! parameters of a `TESTCASE` signal on whitespace, each at every `=` into exactly
+//! `KEY` and `VALUE` (a second `=` drops the test case), and requires `TEST_CASE_ID`
+//! and a `RESULT` of `pass`, `fail`, `skip` or `unknown`; `MEASUREMENT` must parse as a
+//! Python float (`lava_dispatcher/connection.py`, `SignalMatch.match`). That is the
+//! line `lava-test-case ID --result R --measurement M --units U` prints. So ids and
+//! units here contain no whitespace, no `=` and no `>`.
 //!
 //! Lines:
 //! - one per block (workload x direction x metric) x config:
@@ -59,7 +60,8 @@ fn measurement(v: f64) -> String {
     }
 }
 
-/// Makes ids unique: a repeated id gets `-2`, `-3`, ...
+/// Makes ids unique: a repeated id gets `-2`, `-3`, ... in place of its last characters
+/// when it would otherwise grow beyond [`MAX_ID`] (ids are ASCII: see [`sanitize`]).
 #[derive(Default)]
 struct Ids(HashSet<String>);
 
@@ -68,7 +70,9 @@ impl Ids {
         let mut candidate = id.clone();
         let mut k = 2;
         while !self.0.insert(candidate.clone()) {
-            candidate = format!("{id}-{k}");
+            let suffix = format!("-{k}");
+            let keep = id.len().min(MAX_ID.saturating_sub(suffix.len()));
+            candidate = format!("{}{suffix}", &id[..keep]);
             k += 1;
         }
         candidate
@@ -146,6 +150,33 @@ mod tests {
         let mut ids = Ids::default();
         assert_eq!(ids.take("a".into()), "a");
         assert_eq!(ids.take("a".into()), "a-2");
+    }
+
+    #[test]
+    fn long_ids_stay_within_the_limit_and_unique() {
+        // Two ids that differ only after character 100 are cut to the same prefix: the
+        // second one's suffix must replace its end, not lengthen it.
+        let long_a = sanitize(&format!("{}a", "w".repeat(100)), false);
+        let long_b = sanitize(&format!("{}b", "w".repeat(100)), false);
+        assert_eq!(long_a, long_b);
+        let mut ids = Ids::default();
+        let first = ids.take(long_a);
+        let second = ids.take(long_b.clone());
+        let third = ids.take(long_b);
+        for id in [&first, &second, &third] {
+            assert!(id.len() <= MAX_ID, "{} characters: {id}", id.len());
+        }
+        assert_ne!(first, second);
+        assert_ne!(second, third);
+        assert!(
+            second.ends_with("-2") && third.ends_with("-3"),
+            "{second} {third}"
+        );
+        // Ten and more repeats: the suffix grows, the id does not.
+        let mut ids = Ids::default();
+        let taken: Vec<String> = (0..12).map(|_| ids.take("x".repeat(MAX_ID))).collect();
+        assert!(taken.iter().all(|id| id.len() <= MAX_ID));
+        assert_eq!(taken[11], format!("{}-12", "x".repeat(MAX_ID - 3)));
     }
 
     #[test]

@@ -24,6 +24,20 @@ pub struct ResultsDir {
 }
 
 impl ResultsDir {
+    /// A directory `name` with `meta` and `runs` and no other files, for tests.
+    #[cfg(test)]
+    pub fn for_tests(name: &str, meta: Meta, runs: Vec<RunRow>) -> ResultsDir {
+        ResultsDir {
+            dir: PathBuf::from(name),
+            meta,
+            runs,
+            series: Vec::new(),
+            latency: Vec::new(),
+            evidence: Vec::new(),
+            request_sizes: Vec::new(),
+        }
+    }
+
     /// Name that stands for this directory in `mmcab compare`: its label, else its
     /// directory name.
     pub fn display_label(&self) -> String {
@@ -65,7 +79,7 @@ pub fn load(dir: &Path) -> Result<ResultsDir> {
             dir.display()
         );
     }
-    Ok(ResultsDir {
+    let loaded = ResultsDir {
         dir: dir.to_path_buf(),
         meta,
         runs,
@@ -73,7 +87,16 @@ pub fn load(dir: &Path) -> Result<ResultsDir> {
         latency: read_rows(&dir.join(LATENCY_CSV))?,
         evidence: read_rows(&dir.join(EVIDENCE_CSV))?,
         request_sizes: read_rows(&dir.join(REQUEST_SIZES_CSV))?,
-    })
+    };
+    if super::results::measured(&loaded).is_empty() {
+        bail!(
+            "{} has no measured runs (only warm-ups, warmup = true): finish it with \
+             `mmcab run --resume {}`, or run more repetitions than warm-ups",
+            dir.join(RUNS_CSV).display(),
+            dir.display()
+        );
+    }
+    Ok(loaded)
 }
 
 #[cfg(test)]
@@ -112,6 +135,38 @@ mod tests {
             let text = std::fs::read_to_string(dir.join(META_JSON)).expect("meta.json");
             assert!(written == text, "{boot}: meta.json does not round-trip");
         }
+    }
+
+    /// A directory whose runs are all warm-ups (a run stopped during its warm-up
+    /// rounds) is refused by name: nothing of it can be reported or compared.
+    #[test]
+    fn only_warmups_is_refused_naming_the_dir() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("warm");
+        std::fs::create_dir(&dir).expect("mkdir");
+        std::fs::copy(src.join(META_JSON), dir.join(META_JSON)).expect("meta.json");
+        let text = std::fs::read_to_string(src.join(RUNS_CSV)).expect("runs.csv");
+        let mut lines = text.lines();
+        let header = lines.next().expect("header");
+        let warm = header
+            .split(',')
+            .position(|c| c == "warmup")
+            .expect("warmup column");
+        let mut out = vec![header.to_string()];
+        for line in lines.take(5) {
+            let mut cells: Vec<&str> = line.split(',').collect();
+            cells[warm] = "true";
+            out.push(cells.join(","));
+        }
+        std::fs::write(dir.join(RUNS_CSV), out.join("\n") + "\n").expect("write");
+        let err = format!("{:#}", load(&dir).unwrap_err());
+        assert!(
+            err.contains(&dir.display().to_string())
+                && err.contains("only warm-ups")
+                && !err.contains('\n'),
+            "{err}"
+        );
     }
 
     #[test]

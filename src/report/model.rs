@@ -36,6 +36,8 @@ pub struct ConfigRow {
     pub values: Vec<f64>,
     /// Run number of each value.
     pub runs: Vec<f64>,
+    /// Of `values`; in a comparison across boots, of the boot means when the side has
+    /// several boots (n = boots, sd and cv of the boot means, CI across boots).
     pub summary: Summary,
     /// The config this one is compared with (None for a baseline).
     pub baseline: Option<String>,
@@ -48,17 +50,6 @@ pub struct ConfigRow {
     /// Across boots (`mmcab compare`): this side's runs grouped by boot.
     pub across: Option<Across>,
     pub warnings: Vec<Warning>,
-}
-
-impl ConfigRow {
-    /// Mean and 95% CI as charts show them: across boots (the boot means) when the row
-    /// has several boots, else over its runs. The CI is NaN when there is none.
-    pub fn mean_ci(&self) -> (f64, f64, f64) {
-        match &self.across {
-            Some(a) if a.spread.boots > 1 => (a.spread.mean, a.spread.ci_low, a.spread.ci_high),
-            _ => (self.summary.mean, self.summary.ci_low, self.summary.ci_high),
-        }
-    }
 }
 
 /// A row of a comparison across boots: its spread, and how its change was tested.

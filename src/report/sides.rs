@@ -4,7 +4,7 @@
 
 use super::load::ResultsDir;
 use super::results;
-use crate::record::ConfigMeta;
+use crate::record::{ConfigMeta, EvidenceRow, LatencyRow, RequestSizeRow, RunRow, SeriesRow};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -76,15 +76,7 @@ impl Sides {
         self.names
             .iter()
             .enumerate()
-            .map(|(side, name)| {
-                let mut releases: Vec<&str> = Vec::new();
-                for d in self.of(side) {
-                    if !releases.contains(&d.meta.kernel_release.as_str()) {
-                        releases.push(&d.meta.kernel_release);
-                    }
-                }
-                format!("{name} = {}", releases.join(", "))
-            })
+            .map(|(side, name)| format!("{name} = {}", kernel_releases(self.of(side)).join(", ")))
             .collect()
     }
 
@@ -110,6 +102,17 @@ impl Sides {
     pub fn several_boots(&self) -> bool {
         (0..self.names.len()).any(|s| self.of(s).count() > 1)
     }
+}
+
+/// The kernel releases of `dirs`, each once, in order.
+pub fn kernel_releases<'a>(dirs: impl IntoIterator<Item = &'a ResultsDir>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for d in dirs {
+        if !out.contains(&d.meta.kernel_release) {
+            out.push(d.meta.kernel_release.clone());
+        }
+    }
+    out
 }
 
 /// The last path components of each directory, as few as tell them all apart.
@@ -159,13 +162,44 @@ pub(super) struct Relabelled {
     pub(super) pairs: BTreeMap<String, String>,
     /// The plan's config behind each renamed config.
     pub(super) original: BTreeMap<String, String>,
-    /// Last run number of each directory after renumbering (runs of directory i are
-    /// numbered after those of directory i - 1).
+    /// Last runs.csv run number of each directory after renumbering (the runs of
+    /// directory i are numbered after every row of directory i - 1).
     pub(super) last_run: Vec<u32>,
 }
 
+/// A row of a results directory's files: the config it ran and its run number.
+trait RunRowKey {
+    fn key(&mut self) -> (&mut String, &mut u32);
+}
+
+macro_rules! run_row_key {
+    ($($t:ty),*) => {$(
+        impl RunRowKey for $t {
+            fn key(&mut self) -> (&mut String, &mut u32) {
+                (&mut self.config, &mut self.run)
+            }
+        }
+    )*};
+}
+run_row_key!(RunRow, SeriesRow, LatencyRow, EvidenceRow, RequestSizeRow);
+
+/// Rename the config of each row and add `offset` to its run; returns the largest run
+/// number after that (`offset` when there are no rows).
+fn renumber<T: RunRowKey>(rows: &mut [T], name: &dyn Fn(&str) -> String, offset: u32) -> u32 {
+    let mut last = offset;
+    for row in rows {
+        let (config, run) = row.key();
+        *config = name(config);
+        *run += offset;
+        last = last.max(*run);
+    }
+    last
+}
+
 /// Rename configs to side names (`side/config` when a directory has several) and
-/// renumber runs so the dirs can be merged.
+/// renumber runs so the dirs can be merged. Directory i's runs are numbered after the
+/// largest run number of directory i - 1 in any of its files (rows of an interrupted
+/// run may be in series.csv or evidence.csv without their runs.csv row).
 pub(super) fn relabel(sides: &Sides) -> Relabelled {
     let dirs = &sides.dirs;
     let mut offset = 0u32;
@@ -189,37 +223,25 @@ pub(super) fn relabel(sides: &Sides) -> Relabelled {
         let name = |c: &str| renamed(label, &configs, c);
         for c in &configs {
             out.original.insert(name(c), c.clone());
-            if side > 0 {
-                let base = if first_configs.contains(c) {
-                    c
-                } else {
-                    &first_configs[0]
-                };
+            // The same config of the first side, else its first one (a directory has
+            // measured rows, `load` refuses one without).
+            let base = match first_configs.first() {
+                Some(first) if side > 0 => Some(if first_configs.contains(c) { c } else { first }),
+                _ => None,
+            };
+            if let Some(base) = base {
                 out.pairs
                     .insert(name(c), renamed(&sides.names[0], &first_configs, base));
             }
         }
         let mut r = d.clone();
-        for row in &mut r.runs {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        for row in &mut r.series {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        for row in &mut r.latency {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        for row in &mut r.evidence {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
-        for row in &mut r.request_sizes {
-            row.config = name(&row.config);
-            row.run += offset;
-        }
+        let last = [
+            renumber(&mut r.runs, &name, offset),
+            renumber(&mut r.series, &name, offset),
+            renumber(&mut r.latency, &name, offset),
+            renumber(&mut r.evidence, &name, offset),
+            renumber(&mut r.request_sizes, &name, offset),
+        ];
         // Renamed, with what was recorded for each (knobs, ios: the mail text shows them).
         r.meta.configs = configs
             .iter()
@@ -233,8 +255,10 @@ pub(super) fn relabel(sides: &Sides) -> Relabelled {
                     .unwrap_or_default()
             })
             .collect();
-        offset = r.runs.iter().map(|x| x.run).max().unwrap_or(offset);
-        out.last_run.push(offset);
+        // Runs of this boot in runs.csv end here; the next boot's start after every
+        // row of this one.
+        out.last_run.push(last[0]);
+        offset = last.into_iter().max().unwrap_or(offset);
         out.dirs.push(r);
     }
     out
@@ -244,20 +268,55 @@ pub(super) fn relabel(sides: &Sides) -> Relabelled {
 mod tests {
     use super::*;
     use crate::record::Meta;
+    use crate::workload::result::Direction;
 
     fn dir(name: &str, label: &str) -> ResultsDir {
-        ResultsDir {
-            dir: PathBuf::from(name),
-            meta: Meta {
-                label: label.into(),
-                ..Default::default()
-            },
-            runs: Vec::new(),
-            series: Vec::new(),
-            latency: Vec::new(),
-            evidence: Vec::new(),
-            request_sizes: Vec::new(),
+        let meta = Meta {
+            label: label.into(),
+            ..Default::default()
+        };
+        ResultsDir::for_tests(name, meta, Vec::new())
+    }
+
+    fn series(run: u32, config: &str) -> SeriesRow {
+        SeriesRow {
+            run,
+            config: config.into(),
+            workload: "w".into(),
+            job: "all".into(),
+            direction: Direction::Write,
+            second: 0,
+            mb_per_s: 1.0,
+            start_s: None,
+            width_s: None,
         }
+    }
+
+    /// An interrupted boot left series.csv rows of run 3 without its runs.csv row: the
+    /// next boot's runs are numbered after it, so none of its rows is taken for the
+    /// next boot's.
+    #[test]
+    fn runs_are_renumbered_after_every_row_of_the_previous_boot() {
+        let mut a = dir("/r/boot1", "v7");
+        a.runs = (1..=2)
+            .map(|r| RunRow::for_tests(r, "c", "w", Direction::Write))
+            .collect();
+        a.series = (1..=3).map(|r| series(r, "c")).collect();
+        let mut b = dir("/r/boot2", "v7");
+        b.runs = (1..=2)
+            .map(|r| RunRow::for_tests(r, "c", "w", Direction::Write))
+            .collect();
+        b.series = vec![series(1, "c")];
+        let merged = relabel(&Sides::two(vec![a], vec![b]));
+        assert_eq!(merged.last_run, [2, 5]);
+        let second = &merged.dirs[1];
+        let runs: Vec<u32> = second.runs.iter().map(|r| r.run).collect();
+        assert_eq!(runs, [4, 5]);
+        assert_eq!(
+            (second.series[0].run, second.series[0].config.as_str()),
+            (4, "new")
+        );
+        assert_eq!(merged.pairs.get("new").map(String::as_str), Some("base"));
     }
 
     #[test]

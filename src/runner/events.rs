@@ -48,7 +48,8 @@ pub enum Event<'a> {
         result: &'a WorkloadResult,
         evidence: Option<&'a RunEvidence>,
     },
-    /// `--until-ci`: a workload met the target; its remaining runs are skipped.
+    /// `--until-ci`: a workload has had the repetitions its first stage asked for;
+    /// its remaining runs are skipped.
     Converged { stop: &'a WorkloadStop },
     /// No more runs (all done, stopped or failed); the knobs are restored next.
     Finish,

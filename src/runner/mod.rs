@@ -61,8 +61,8 @@ pub struct RunOptions {
     pub workloads: Vec<String>,
     /// Divide every job's sizes by this.
     pub scale_down: Option<u32>,
-    /// `--until-ci PCT`: stop a workload once the 95% CI half-width of each config's
-    /// mean is at most PCT% ([`adaptive`]).
+    /// `--until-ci PCT`: give each workload the repetitions its first stage says a 95%
+    /// CI half-width of PCT% of each config's mean needs ([`adaptive`], Stein).
     pub until_ci: Option<f64>,
     /// `--max-repeat N`: repetitions at most with `until_ci` (default
     /// [`adaptive::DEFAULT_MAX_REPEAT`]).

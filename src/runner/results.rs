@@ -8,6 +8,7 @@ use super::session::{hex, Session};
 use crate::device::sysfs::read_trimmed;
 use crate::evidence::RunEvidence;
 use crate::plan::matrix::Slot;
+use crate::record::until_ci::UntilCi;
 use crate::record::writer::{read_rows, ResultsWriter, RunKey};
 use crate::record::{ConfigMeta, EvidenceMeta, Meta, RunRow, RESTORE_SH, RUNS_CSV};
 use crate::workload::WorkloadResult;
@@ -76,6 +77,12 @@ impl Recording {
             self.writer.write_meta(&self.meta)?;
         }
         Ok(())
+    }
+
+    /// What `--until-ci` did, into meta.json.
+    pub fn note_until_ci(&mut self, summary: &UntilCi) -> Result<()> {
+        self.meta.until_ci = Some(summary.clone());
+        self.writer.write_meta(&self.meta)
     }
 
     /// Record a finished run and its evidence (runs.csv last).
@@ -147,6 +154,7 @@ pub fn new_meta(session: &Session) -> Meta {
         seed: session.seed,
         scale_down: session.scale_down,
         until_ci_pct: session.until_ci,
+        until_ci: None,
         started_unix_s: unix_now(),
         finished_unix_s: None,
         evidence: None,

@@ -197,7 +197,7 @@ impl Loop<'_> {
     /// After the loop and the restore: say where a stopped or failed run stands, return
     /// the error (a failed restore was reported with the commands to finish it by hand,
     /// and is named in the error too), or what the runs gave.
-    fn finish(self, looped: Result<()>, restored: Result<()>) -> Result<Done> {
+    fn finish(mut self, looped: Result<()>, restored: Result<()>) -> Result<Done> {
         let session = self.session;
         let stopped = looped.is_ok() && self.interrupts.stopped();
         if stopped {
@@ -213,6 +213,10 @@ impl Loop<'_> {
             return Err(self.failed(looped, restored));
         }
         restored?;
+        let adaptive = self.adaptive.as_ref().map(Adaptive::summary);
+        if let (Some(recording), Some(summary)) = (self.recording.as_mut(), &adaptive) {
+            recording.note_until_ci(summary)?;
+        }
         let results = match self.recording {
             None => Results::OnePass(self.results),
             Some(recording) if stopped => Results::Recorded {
@@ -225,7 +229,7 @@ impl Loop<'_> {
             }
         };
         Ok(Done {
-            adaptive: self.adaptive.as_ref().map(Adaptive::summary),
+            adaptive,
             results,
             bad_blocks: self.bad_blocks,
             stopped: stopped.then(|| self.interrupts.exit_status()),

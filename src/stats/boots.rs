@@ -27,7 +27,7 @@
 //! they equal REML's unless the boot variance is truncated at 0).
 //! Pinned against scipy and statsmodels (MixedLM) in `tests/fixtures/stats/`.
 
-use super::{mean, summarize, t_change, t_critical, welch_change, Change};
+use super::{mean, satterthwaite_df, summarize, t_change, t_critical, welch_change, Change};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -94,13 +94,7 @@ pub fn spread(boots: &[Vec<f64>]) -> Spread {
     let means = boot_means(boots);
     let k = groups.len();
     let runs: usize = groups.iter().map(|g| g.len()).sum();
-    let ss_within: f64 = groups
-        .iter()
-        .map(|g| {
-            let m = mean(g);
-            g.iter().map(|x| (x - m).powi(2)).sum::<f64>()
-        })
-        .sum();
+    let ss_within: f64 = groups.iter().map(|g| sum_of_squares(g)).sum();
     let df_within = runs.saturating_sub(k);
     let within_var = if df_within > 0 {
         ss_within / df_within as f64
@@ -186,7 +180,8 @@ impl Model {
 /// `mmcab calibrate` measured it from A/A boots.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct CalibratedSpread {
-    /// A/A boots the spread comes from (its degrees of freedom are boots - 1).
+    /// A/A boots the spread comes from (boot_cv has boots - 1 degrees of freedom,
+    /// run_cv boots x (runs_per_boot - 1)).
     pub boots: usize,
     /// Mean runs per boot of the calibration.
     pub runs_per_boot: f64,
@@ -211,7 +206,29 @@ impl CalibratedSpread {
     /// (boot_cv^2 less what the calibration's runs explain, at least 0) plus the runs'
     /// part for `runs`. Equals boot_cv^2 when `runs` is the calibration's.
     pub fn boot_mean_rel_var(&self, runs: f64) -> f64 {
-        self.between_rel_var() + self.run_cv.powi(2) / runs
+        let (boot, run) = self.terms(runs);
+        boot.0 + run.0
+    }
+
+    /// [`Self::boot_mean_rel_var`] as its two independent terms, each (coefficient x
+    /// mean square, df of the mean square): boot_cv^2 (the boot means' mean square,
+    /// boots - 1 df) and run_cv^2 (the within-boot mean square, runs - boots df). The
+    /// boots' own part is boot_cv^2 - run_cv^2 / runs_per_boot, so one boot of `runs`
+    /// runs varies by boot_cv^2 + (1/runs - 1/runs_per_boot) run_cv^2: a difference of
+    /// mean squares unless `runs` is the calibration's. With the boots' own part cut to
+    /// 0 the runs' part is all: run_cv^2 / runs.
+    fn terms(&self, runs: f64) -> ((f64, f64), (f64, f64)) {
+        let (boot_ms, run_ms) = (self.boot_cv.powi(2), self.run_cv.powi(2));
+        let boot_df = self.boots as f64 - 1.0;
+        let run_df = (self.boots as f64 * self.runs_per_boot).round() - self.boots as f64;
+        if boot_ms >= run_ms / self.runs_per_boot {
+            (
+                (boot_ms, boot_df),
+                (run_ms * (1.0 / runs - 1.0 / self.runs_per_boot), run_df),
+            )
+        } else {
+            ((0.0, boot_df), (run_ms / runs, run_df))
+        }
     }
 
     /// Relative variance of the boots' own offsets: boot_cv^2 less the runs' part
@@ -273,14 +290,16 @@ pub fn boot_change(
     }
 }
 
+/// Sum of squared deviations from the mean.
+fn sum_of_squares(x: &[f64]) -> f64 {
+    let m = mean(x);
+    x.iter().map(|v| (v - m).powi(2)).sum()
+}
+
 /// Pooled sample variance of the boot means of both sides.
 fn pooled_var(a: &[f64], b: &[f64]) -> f64 {
-    let ss = |x: &[f64]| {
-        let m = mean(x);
-        x.iter().map(|v| (v - m).powi(2)).sum::<f64>()
-    };
     let df = (a.len() + b.len()) as f64 - 2.0;
-    (ss(a) + ss(b)) / df
+    (sum_of_squares(a) + sum_of_squares(b)) / df
 }
 
 /// Student t (equal variances) of mean(b) - mean(a), relative to mean(a).
@@ -292,20 +311,26 @@ pub fn pooled_change(a: &[f64], b: &[f64]) -> Change {
 }
 
 /// One boot per side, the variance of each boot mean from the calibration (for that
-/// boot's number of runs, relative to its own mean); t with the calibration's
-/// boots - 1 df.
+/// boot's number of runs, relative to its own mean). t has Satterthwaite's df for the
+/// variance composed of the calibration's two mean squares
+/// ([`CalibratedSpread::terms`]): the calibration's boots - 1 when both boots have its
+/// runs per boot, fewer when a difference of mean squares dominates (boots with more
+/// runs), more when a sum does (fewer runs), the within-boot df when the boots' own
+/// part is cut to 0.
 fn calibrated_change(a: &[Vec<f64>], b: &[Vec<f64>], cal: &CalibratedSpread) -> BootChange {
     let runs = |x: &[Vec<f64>]| x.iter().map(Vec::len).sum::<usize>() as f64;
     let (ma, mb) = (mean(&boot_means(a)), mean(&boot_means(b)));
-    let (va, vb) = (
-        cal.boot_mean_rel_var(runs(a)),
-        cal.boot_mean_rel_var(runs(b)),
-    );
-    let se = (va * ma * ma + vb * mb * mb).sqrt();
+    let ((boot_a, df_boot), (run_a, df_run)) = cal.terms(runs(a));
+    let ((boot_b, _), (run_b, _)) = cal.terms(runs(b));
+    // Absolute variances: each side's relative variance times its mean squared.
+    let (wa, wb) = (ma * ma, mb * mb);
+    let boot = boot_a * wa + boot_b * wb;
+    let run = run_a * wa + run_b * wb;
+    let df = satterthwaite_df(&[(boot, df_boot), (run, df_run)]);
     BootChange {
-        change: t_change(ma, mb, se, cal.boots as f64 - 1.0),
+        change: t_change(ma, mb, (boot + run).sqrt(), df),
         model: Model::Calibrated,
-        boot_mean_rel_var: va,
+        boot_mean_rel_var: boot_a + run_a,
     }
 }
 

@@ -2,7 +2,7 @@
 //! (tests/fixtures/stats/boots_reference.py and .json).
 
 use super::*;
-use crate::stats::Change;
+use crate::stats::{satterthwaite_df, Change};
 use serde_json::Value;
 
 pub(crate) fn reference() -> Value {
@@ -45,17 +45,23 @@ fn close(got: f64, want: f64, what: &str) {
     close_to(got, want, 1e-9, what)
 }
 
+/// Each (field, value) equals the reference's field.
+fn same_fields(fields: &[(&str, f64)], want: &Value, what: &str) {
+    for (field, value) in fields {
+        close(*value, num(want, field), &format!("{what}: {field}"));
+    }
+}
+
 /// Every field of `got` equals the reference's.
 fn same_change(got: &Change, want: &Value, what: &str) {
-    for (field, value) in [
+    let fields = [
         ("rel", got.rel),
         ("ci_low", got.ci_low),
         ("ci_high", got.ci_high),
         ("p", got.p),
         ("df", got.df),
-    ] {
-        close(value, num(want, field), &format!("{what}: {field}"));
-    }
+    ];
+    same_fields(&fields, want, what);
 }
 
 #[test]
@@ -71,16 +77,15 @@ fn spread_matches_scipy_and_the_anova_table() {
             assert!(s.boot_sd.is_nan() && s.ci_low.is_nan() && s.between_var.is_nan());
             continue;
         }
-        for (field, got) in [
+        let fields = [
             ("boot_sd", s.boot_sd),
             ("ci_low", s.ci_low),
             ("ci_high", s.ci_high),
             ("run_sd", s.run_sd),
             ("between_var", s.between_var),
             ("within_var", s.within_var),
-        ] {
-            close(got, num(want, field), &format!("{name}.{field}"));
-        }
+        ];
+        same_fields(&fields, want, name);
     }
 }
 
@@ -115,25 +120,58 @@ fn boot_change_matches_scipy_ttest_on_boot_means() {
     }
 }
 
+/// Single boots with a calibration: the composed variance and its Satterthwaite df
+/// against the reference's linear combination of mean squares, for boots with the
+/// calibration's runs (df = boots - 1), fewer, more, and a calibration whose boots' own
+/// part is cut to 0 (df of the runs).
 #[test]
 fn calibrated_single_boots_match_the_formula_under_scipy() {
     let r = reference();
-    let cal: CalibratedSpread =
-        serde_json::from_value(r["calibration"].clone()).expect("calibration");
-    for want in r["calibrated"].as_array().expect("calibrated") {
+    let calibrated = r["calibrated"].as_array().expect("calibrated");
+    assert!(calibrated.len() >= 8);
+    let mut dfs = Vec::new();
+    for want in calibrated {
+        let name = want["calibration"].as_str().expect("calibration");
+        let cal: CalibratedSpread =
+            serde_json::from_value(r["calibrations"][name].clone()).expect("calibration");
         let (a, b) = (
             want["a"].as_str().expect("a"),
             want["b"].as_str().expect("b"),
         );
+        let what = format!("{name}: {a} vs {b}");
         let got = boot_change(&side(&r, a), &side(&r, b), Some(&cal));
         assert_eq!(got.model, Model::Calibrated);
-        same_change(&got.change, want, &format!("{a} vs {b}"));
+        same_change(&got.change, want, &what);
+        dfs.push((what, got.change.df, cal.boots as f64 - 1.0));
         // Without the calibration the same pair is shown, not tested.
         let bare = boot_change(&side(&r, a), &side(&r, b), None);
         assert_eq!(bare.model, Model::OneBootPerSide);
         close(bare.change.rel, got.change.rel, "rel");
         assert!(bare.change.ci_low.is_nan() && bare.change.p.is_nan());
     }
+    // The df are not always the calibration's boots - 1.
+    assert!(
+        dfs.iter().any(|(_, df, boots)| (df - boots).abs() < 1e-9),
+        "{dfs:?}"
+    );
+    assert!(
+        dfs.iter().any(|(_, df, boots)| *df < boots - 0.1),
+        "{dfs:?}"
+    );
+    assert!(
+        dfs.iter().any(|(_, df, boots)| *df > boots + 0.1),
+        "{dfs:?}"
+    );
+}
+
+#[test]
+fn satterthwaite_df_of_a_sum_and_a_difference() {
+    // Two equal terms of 4 df: 8 df. One term alone: its own df. Nothing: infinite.
+    assert_eq!(satterthwaite_df(&[(1.0, 4.0), (1.0, 4.0)]), 8.0);
+    assert_eq!(satterthwaite_df(&[(2.0, 5.0), (0.0, 0.0)]), 5.0);
+    assert_eq!(satterthwaite_df(&[(0.0, 3.0)]), f64::INFINITY);
+    // A difference is known less well than either part: 1^2 / (4/4 + 1/4) = 0.8.
+    assert!((satterthwaite_df(&[(2.0, 4.0), (-1.0, 4.0)]) - 0.8).abs() < 1e-12);
 }
 
 #[test]

@@ -74,11 +74,12 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                         .map(|r| Bar {
                             config: r.config.clone(),
                             color_index: super::config_index(report, &r.config),
-                            mean: r.mean_ci().0,
-                            ci: match r.mean_ci() {
-                                (_, low, high) if low.is_finite() => Some((low, high)),
-                                _ => None,
-                            },
+                            mean: r.summary.mean,
+                            ci: r
+                                .summary
+                                .ci_low
+                                .is_finite()
+                                .then_some((r.summary.ci_low, r.summary.ci_high)),
                             is_baseline: report.is_baseline(&r.config),
                             label: r.change.map(|c| {
                                 let sig = matches!(

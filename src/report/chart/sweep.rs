@@ -108,7 +108,7 @@ fn sweep_lines(report: &Report, points: &[(&Block, f64)], key: &str) -> Vec<Line
         for (b, x) in points.iter().filter(|(b, _)| b.metric.key == key) {
             let x = x * nudge;
             for r in b.rows.iter().filter(|r| &r.config == config) {
-                let (mean, low, high) = r.mean_ci();
+                let (mean, low, high) = (r.summary.mean, r.summary.ci_low, r.summary.ci_high);
                 line.points.push((x, mean));
                 if low.is_finite() {
                     line.errors.push((x, low, high));
