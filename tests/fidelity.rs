@@ -156,6 +156,65 @@ fn a_shared_window_keeps_every_job_going_until_the_longest_is_done() {
     );
 }
 
+/// (start, end) of `job`'s `direction` clock, seconds after the measured phase began.
+fn window_of(v: &serde_json::Value, job: &str, direction: &str) -> (f64, f64) {
+    let jobs = v["workloads"][0]["jobs"].as_array().unwrap();
+    let d = jobs
+        .iter()
+        .find(|j| j["job"] == job)
+        .and_then(|j| {
+            j["directions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["direction"] == direction)
+        })
+        .unwrap_or_else(|| panic!("no {job} {direction}: {v}"));
+    let start = d["start_s"].as_f64().unwrap();
+    (start, start + d["seconds"].as_f64().unwrap())
+}
+
+/// A buffered writer's data reaches the device mostly during its end_fsync (64 MiB
+/// through a loop device: about 0.1 s): a reader sharing its window keeps reading until
+/// that fsync returns, so the reads are measured while the device writes.
+#[test]
+#[ignore = "needs root: loop devices"]
+fn a_shared_window_covers_the_last_writers_end_fsync() {
+    let dev = LoopDevice::new(80 << 20);
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        MIXED.replace("WINDOW", "shared_window = true").replace(
+            "direct = false\n[[workload.job]]",
+            "direct = true\n[[workload.job]]",
+        ),
+    )
+    .unwrap();
+    let text = ok(mmcab(&[
+        "run",
+        plan.to_str().unwrap(),
+        "--device",
+        dev.dev.to_str().unwrap(),
+        "--allow-write",
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let (_, read_end) = window_of(&v, "read", "read");
+    let (_, write_end) = window_of(&v, "write", "write");
+    assert!(
+        job_dir(&v, "write", "write").0 >= 1024,
+        "the writer did its 64 MiB"
+    );
+    // The reader's last read completes just before the writer counts its fsync done,
+    // which is after the writer's clock stops; 5 ms covers the threads' scheduling.
+    assert!(
+        read_end >= write_end - 0.005,
+        "the reader stopped at {read_end:.3} s, before the writer's end_fsync returned at \
+         {write_end:.3} s"
+    );
+}
+
 /// rw = "iozone" is iozone -i 0 -i 2: write and rewrite passes of every record (their
 /// own rows, outside the group), then the random read and write passes (the job's rows
 /// and the group's), each record once per pass.

@@ -16,7 +16,7 @@ mod loop_device;
 #[path = "common/testbed.rs"]
 mod testbed;
 
-use cli::{mmcab, ok, root};
+use cli::{assert_mail_text, mmcab, ok, root};
 use loop_device::LoopDevice;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -31,12 +31,6 @@ fn refused(out: Output) -> String {
     err
 }
 
-fn mail_fits(text: &str) {
-    for line in text.lines() {
-        assert!(line.len() <= 72 && line.is_ascii(), "{line:?}");
-    }
-}
-
 const PUBLISHED: &str = "results/reference/beaglebone-2013-flashbench.txt";
 
 /// The post's flashbench output reported: 2 MiB erase blocks and 5 open units (linear
@@ -48,7 +42,7 @@ fn the_published_beaglebone_output_reports_as_the_post_concludes() {
     let copy = tmp.path().join("beaglebone-2013-flashbench.txt");
     std::fs::copy(root().join(PUBLISHED), &copy).unwrap();
     let text = ok(mmcab(&["report", copy.to_str().unwrap()]));
-    mail_fits(&text);
+    assert_mail_text(&text);
     assert!(
         text.contains("Erase block: 2MiB (high confidence)"),
         "{text}"
@@ -166,7 +160,7 @@ fn on_a_loop_device_no_boundary_and_no_collapse() {
         "--published",
         root().join(PUBLISHED).to_str().unwrap(),
     ]));
-    mail_fits(&text);
+    assert_mail_text(&text);
     assert!(text.contains("Erase block: none"), "{text}");
     assert!(
         text.contains("Published, for comparison") && text.contains("Erase block: 2MiB"),
@@ -202,7 +196,7 @@ fn on_a_loop_device_no_boundary_and_no_collapse() {
         "--out",
         o.to_str().unwrap(),
     ]));
-    mail_fits(&text);
+    assert_mail_text(&text);
     assert!(text.contains("no collapse up to 3 units"), "{text}");
     let json = probe_json(&o);
     let nrs: Vec<u64> = json["open_au"]
@@ -233,7 +227,7 @@ fn on_the_emulated_emmc_align_claims_no_boundary() {
         .run("mmcab probe align /dev/mmcblk0 --count 2 --out /out/align > /out/report.txt");
     run.assert_success();
     let text = run.out_text("report.txt");
-    mail_fits(&text);
+    assert_mail_text(&text);
     assert!(text.contains("Erase block: none"), "{text}");
     assert!(
         text.contains("EXT_CSD HC_ERASE_GRP_SIZE: 512KiB")

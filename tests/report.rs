@@ -12,10 +12,8 @@ mod charts;
 mod cli;
 
 use charts::check_png;
-use cli::{mmcab, root};
+use cli::{assert_mail_text, mmcab, root};
 use std::path::{Path, PathBuf};
-
-const MAX_COLUMNS: usize = 72;
 
 fn updating() -> bool {
     std::env::var_os("UPDATE_GOLDEN").is_some()
@@ -36,19 +34,6 @@ fn fixture_copy(tmp: &Path, name: &str) -> PathBuf {
     let dir = tmp.join(name);
     copy_dir(&root().join("tests/fixtures/results-loop"), &dir);
     dir
-}
-
-fn assert_mail_text(text: &str) {
-    for (i, line) in text.lines().enumerate() {
-        assert!(
-            line.len() <= MAX_COLUMNS,
-            "line {} is {} columns (> {MAX_COLUMNS}): {line:?}",
-            i + 1,
-            line.len()
-        );
-        assert!(line.is_ascii(), "line {} is not ASCII: {line:?}", i + 1);
-        assert_eq!(line, line.trim_end(), "trailing blanks on line {}", i + 1);
-    }
 }
 
 fn golden(path: &Path, actual: &str) {

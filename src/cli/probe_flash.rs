@@ -193,16 +193,8 @@ pub fn open_au(args: &OpenAuArgs, out: &Output) -> Result<ExitCode> {
         offset: args.offset,
         random: args.random,
         units,
+        allow_write: args.allow_write,
     };
-    if !args.allow_write {
-        bail!(
-            "probe open-au writes to {} (units of {} from offset {}), destroying the data \
-             there: pass --allow-write if that is what you want",
-            args.device.display(),
-            format_size(opts.erase_size),
-            format_size(opts.offset())
-        );
-    }
     let published = published_text(&args.common)?;
     let dir = out_dir(&args.common, ProbeKind::OpenAu, &args.device)?;
     let quiet = args.common.quiet;

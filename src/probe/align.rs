@@ -18,6 +18,7 @@
 //! comes with a confidence word, and with none when the timing shows no step (the
 //! emulated eMMC and loop devices have no flash timing).
 
+use crate::stats::median;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,27 @@ pub struct AlignOptions {
     pub blocksize: u64,
     /// Rounds of reads; each position keeps its fastest (flashbench's `--count`, 8).
     pub tries: u32,
+}
+
+/// Largest read (flashbench's `MAX_BUFSIZE`): the probe holds one buffer of it.
+pub const MAX_BLOCKSIZE: u64 = 64 << 20;
+
+impl AlignOptions {
+    /// Checks that need no device (before anything is opened or allocated).
+    pub fn validate(&self) -> Result<()> {
+        let bs = self.blocksize;
+        if bs < 2 || !bs.is_power_of_two() || bs > MAX_BLOCKSIZE {
+            bail!(
+                "--blocksize {bs}: use a power of two of at most {} (flashbench: 16k, the \
+                 seed: 1k)",
+                crate::units::format_size(MAX_BLOCKSIZE)
+            );
+        }
+        if self.tries == 0 {
+            bail!("--count 0: use at least 1 try");
+        }
+        Ok(())
+    }
 }
 
 impl Default for AlignOptions {
@@ -78,11 +100,9 @@ pub trait ReadTimer {
     fn time_read(&mut self, pos: u64, len: u64) -> Result<u64>;
 }
 
-/// `maxalign` and the alignments to try, largest first.
+/// `maxalign` and the alignments to try, largest first
+/// (`blocksize`: a power of two, as [`AlignOptions::validate`] checks).
 pub fn alignments(device_bytes: u64, blocksize: u64) -> Result<(u64, Vec<u64>)> {
-    if blocksize < 2 || !blocksize.is_power_of_two() {
-        bail!("--blocksize {blocksize}: use a power of two (flashbench: 16k, the seed: 1k)");
-    }
     let mut maxalign = blocksize * 2;
     while maxalign < device_bytes / POSITIONS {
         maxalign *= 2;
@@ -102,6 +122,18 @@ pub fn alignments(device_bytes: u64, blocksize: u64) -> Result<(u64, Vec<u64>)> 
     Ok((maxalign, aligns))
 }
 
+/// A read of `len` bytes at `pos` modulo the device's size, as flashbench's `time_read`
+/// (`pread` at `pos % size`): a read that runs past the end goes on at the start, timed
+/// as one.
+fn time_wrapped(timer: &mut dyn ReadTimer, pos: u64, len: u64, device_bytes: u64) -> Result<u64> {
+    let at = pos % device_bytes;
+    let tail = device_bytes - at;
+    if len <= tail {
+        return timer.time_read(at, len);
+    }
+    Ok(timer.time_read(at, tail)? + timer.time_read(0, len - tail)?)
+}
+
 /// Measure every alignment; `row` is called with each line as it is done.
 pub fn measure(
     timer: &mut dyn ReadTimer,
@@ -109,29 +141,19 @@ pub fn measure(
     opts: &AlignOptions,
     row: &mut dyn FnMut(&AlignRow),
 ) -> Result<Vec<AlignRow>> {
-    if opts.tries == 0 {
-        bail!("--count 0: use at least 1 try");
-    }
+    opts.validate()?;
     let bs = opts.blocksize;
     let (maxalign, aligns) = alignments(device_bytes, bs)?;
     let mut rows = Vec::with_capacity(aligns.len());
     for align in aligns {
         let starts = [align - bs, align - bs / 2, align];
-        // Positions whose three reads fit before the device's end (all do when the
-        // device is a multiple of maxalign, as flashbench's wrap assumes).
-        let positions: Vec<u64> = (0..POSITIONS)
-            .map(|i| (i * maxalign) % device_bytes)
-            .filter(|p| p + align + bs <= device_bytes)
-            .collect();
-        if positions.is_empty() {
-            continue;
-        }
-        let mut best = vec![[u64::MAX; 3]; positions.len()];
+        let mut best = [[u64::MAX; 3]; POSITIONS as usize];
         for _ in 0..opts.tries {
             for (k, start) in starts.iter().enumerate() {
-                for (i, p) in positions.iter().enumerate() {
-                    let ns = timer.time_read(p + start, bs)?;
-                    best[i][k] = best[i][k].min(ns);
+                for (i, b) in best.iter_mut().enumerate() {
+                    let pos = i as u64 * maxalign + start;
+                    let ns = time_wrapped(timer, pos, bs, device_bytes)?;
+                    b[k] = b[k].min(ns);
                 }
             }
         }
@@ -210,25 +232,11 @@ pub struct Estimate {
     pub read_ns: f64,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Median and MAD (median absolute deviation) of `v`.
 fn median_mad(v: &[f64]) -> (f64, f64) {
-    let mut a = v.to_vec();
-    let m = median(&mut a);
-    let mut dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    (m, median(&mut dev))
+    let m = median(v);
+    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    (m, median(&dev))
 }
 
 /// Noise floor of the spread: timings are not more exact than this fraction of a read
@@ -301,8 +309,8 @@ fn best_step(diffs: &[(u64, f64)], read_ns: f64, min_high: usize, min_low: usize
 pub fn estimate(rows: &[AlignRow]) -> Estimate {
     let mut rows: Vec<&AlignRow> = rows.iter().filter(|r| r.reliable).collect();
     rows.sort_by_key(|r| std::cmp::Reverse(r.align));
-    let mut reads: Vec<f64> = rows.iter().map(|r| (r.pre_ns + r.post_ns) / 2.0).collect();
-    let read_ns = median(&mut reads);
+    let reads: Vec<f64> = rows.iter().map(|r| (r.pre_ns + r.post_ns) / 2.0).collect();
+    let read_ns = median(&reads);
     let diffs: Vec<(u64, f64)> = rows.iter().map(|r| (r.align, r.diff_ns)).collect();
     if diffs.len() < 4 || read_ns.is_nan() || read_ns <= 0.0 {
         return Estimate {

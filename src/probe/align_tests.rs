@@ -170,3 +170,61 @@ fn unreliable_and_too_few_rows() {
     assert_eq!(estimate(&rows).erase_block.bytes, Some(2 << 20));
     assert_eq!(estimate(&seed_rows()[..3]).erase_block.bytes, None);
 }
+
+/// Bad options are refused before the device is opened or a buffer allocated.
+#[test]
+fn options_are_checked_first() {
+    for (blocksize, tries, word) in [
+        (3 << 10, 8, "--blocksize 3072"),
+        (0, 8, "--blocksize 0"),
+        (128 << 20, 8, "at most 64MiB"),
+        (1 << 40, 8, "at most 64MiB"),
+        (16 << 10, 0, "--count 0"),
+    ] {
+        let opts = AlignOptions { blocksize, tries };
+        let err = opts.validate().unwrap_err().to_string();
+        assert!(err.contains(word), "{word}: {err}");
+    }
+    AlignOptions::default().validate().unwrap();
+}
+
+/// Records every read.
+struct Recorder(Vec<(u64, u64)>);
+
+impl ReadTimer for Recorder {
+    fn time_read(&mut self, pos: u64, len: u64) -> anyhow::Result<u64> {
+        self.0.push((pos, len));
+        Ok(1)
+    }
+}
+
+/// Reads wrap around the device's end as flashbench's (`pos % size`): 7 positions at
+/// every alignment, a read over the end goes on at the start.
+#[test]
+fn reads_wrap_around_the_device_end_as_flashbench() {
+    let (size, bs) = (1u64 << 30, 16u64 << 10);
+    let mut r = Recorder(Vec::new());
+    let opts = AlignOptions {
+        blocksize: bs,
+        tries: 1,
+    };
+    let rows = measure(&mut r, size, &opts, &mut |_| {}).unwrap();
+    assert_eq!(rows[0].align, 256 << 20);
+    assert!(r.0.iter().all(|&(p, l)| p + l <= size && l > 0), "in range");
+    // The largest alignment (256 MiB, a quarter of the device): position 3's *on* read
+    // runs over the end (8 KiB there, 8 KiB at 0) and its *post* read wraps to 0;
+    // positions 4..6 wrap to 0..2.
+    let first: Vec<(u64, u64)> = r.0.iter().take(3 * 7 + 1).copied().collect();
+    let on = &first[7..15];
+    assert_eq!(on[3], (size - bs / 2, bs / 2));
+    assert_eq!(on[4], (0, bs / 2));
+    assert_eq!(on[5], ((256 << 20) - bs / 2, bs));
+    let post = &first[15..22];
+    assert_eq!(post[3], (0, bs));
+    assert_eq!(post[4], (256 << 20, bs));
+    // Every row averages 7 positions: a timer of 1 ns per read gives 1 ns, 2 ns for the
+    // split read at the largest alignment (on = (6 + 2) / 7).
+    assert_eq!(rows[0].pre_ns, 1.0);
+    assert!((rows[0].on_ns - 8.0 / 7.0).abs() < 1e-9, "{:?}", rows[0]);
+    assert!(rows[1..].iter().all(|x| x.on_ns == 1.0), "{rows:?}");
+}

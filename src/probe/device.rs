@@ -25,10 +25,11 @@ pub struct ProbeDevice {
 }
 
 impl ProbeDevice {
-    fn open(path: &Path, write: bool, buf_bytes: u64) -> Result<ProbeDevice> {
+    fn open(path: &Path, write: bool, allow_write: bool, buf_bytes: u64) -> Result<ProbeDevice> {
         // Target::open refuses a device in use when writes are allowed, and holds it
-        // with O_EXCL for as long as the probe runs.
-        let target = Target::open(path, write)?;
+        // with O_EXCL for as long as the probe runs; check_write refuses writes the
+        // user did not allow.
+        let target = Target::open(path, allow_write)?;
         if target.kind != TargetKind::BlockDevice {
             bail!(
                 "{}: not a block device: mmcab probe times a whole device (/dev/mmcblkN, /dev/loopN)",
@@ -49,7 +50,9 @@ impl ProbeDevice {
         let file = opts
             .open(path)
             .with_context(|| format!("cannot open {} (run as root?)", path.display()))?;
-        let mut buf = AlignedBuf::new(buf_bytes as usize, target.logical_block_bytes as usize);
+        let len = usize::try_from(buf_bytes)
+            .with_context(|| format!("a buffer of {buf_bytes} bytes does not fit in memory"))?;
+        let mut buf = AlignedBuf::new(len, target.logical_block_bytes as usize);
         buf.as_mut_slice().fill(PATTERN);
         Ok(ProbeDevice {
             file,
@@ -63,13 +66,13 @@ impl ProbeDevice {
 
     /// Open for reads of up to `max_read` bytes (read-only: any device, mounted or not).
     pub fn open_read(path: &Path, max_read: u64) -> Result<ProbeDevice> {
-        ProbeDevice::open(path, false, max_read)
+        ProbeDevice::open(path, false, false, max_read)
     }
 
-    /// Open for writes of up to `max_write` bytes: the caller has `--allow-write`; a
-    /// device in use (mounted, swap, holders) is refused.
-    pub fn open_write(path: &Path, max_write: u64) -> Result<ProbeDevice> {
-        ProbeDevice::open(path, true, max_write)
+    /// Open for writes of up to `max_write` bytes: refused without `allow_write`
+    /// (`--allow-write`) and for a device in use (mounted, swap, holders).
+    pub fn open_write(path: &Path, max_write: u64, allow_write: bool) -> Result<ProbeDevice> {
+        ProbeDevice::open(path, true, allow_write, max_write)
     }
 
     fn check(&self, pos: u64, len: u64) -> Result<()> {

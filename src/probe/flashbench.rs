@@ -14,6 +14,12 @@
 //! (binary). flashbench cuts every time at 7 bytes, so a negative diff, printed in ns,
 //! loses digits (`-12000n`, `-150000`): such rows are kept but marked unreliable; and
 //! `1e+03µs` loses its unit (`1e+03`), read as microseconds.
+//!
+//! Zeros: a read takes time and a write moves bytes, so a pre, on or post time of 0
+//! or a rate of 0 is no measurement (flashbench prints one when nothing was timed):
+//! such a row or point is kept, marked, and left out of the estimates and the charts.
+//! A zero alignment, write size, `--blocksize`, `--count` or `--open-au-nr` cannot come
+//! from flashbench and is refused with the word that holds it.
 
 use super::align::{AlignOptions, AlignRow};
 use super::open_au::{OpenAuPoint, OpenAuRun};
@@ -184,6 +190,9 @@ fn align_run(command: &str, args: &[&str], out: &[&str]) -> Result<PublishedAlig
             .parse()
             .with_context(|| format!("{command}: --count={c}"))?;
     }
+    options
+        .validate()
+        .with_context(|| format!("{command}: not options flashbench -a runs with"))?;
     let mut rows = Vec::new();
     for rec in out.chunks(10) {
         let [a, align, pre, pre_v, on, on_v, post, post_v, diff, diff_v] = rec else {
@@ -194,11 +203,15 @@ fn align_run(command: &str, args: &[&str], out: &[&str]) -> Result<PublishedAlig
         }
         let align: u64 = align
             .parse()
-            .with_context(|| format!("{command}: align {align}"))?;
+            .ok()
+            .filter(|a: &u64| a.is_power_of_two())
+            .with_context(|| format!("{command}: align {align}: not a power of two"))?;
         let (pre, r1) = parse_time(pre_v)?;
         let (on, r2) = parse_time(on_v)?;
         let (post, r3) = parse_time(post_v)?;
         let (diff, r4) = parse_time(diff_v)?;
+        // A read takes time: 0 is no measurement (diff, a difference, may be 0).
+        let timed = pre > 0.0 && on > 0.0 && post > 0.0;
         rows.push(AlignRow {
             align,
             pre_ns: pre,
@@ -206,7 +219,7 @@ fn align_run(command: &str, args: &[&str], out: &[&str]) -> Result<PublishedAlig
             post_ns: post,
             // As printed (flashbench computed it from unrounded times).
             diff_ns: diff,
-            reliable: r1 && r2 && r3 && r4,
+            reliable: r1 && r2 && r3 && r4 && timed,
         });
     }
     if rows.is_empty() {
@@ -223,7 +236,9 @@ fn open_au_run(command: &str, args: &[&str], out: &[&str], interrupted: bool) ->
     let nr = match option(args, "--open-au-nr") {
         Some(n) => n
             .parse()
-            .with_context(|| format!("{command}: --open-au-nr={n}"))?,
+            .ok()
+            .filter(|n: &u32| *n > 0)
+            .with_context(|| format!("{command}: --open-au-nr={n}: not a count of units"))?,
         None => 2,
     };
     let size_of = |key: &str, default: u64| -> Result<u64> {
@@ -234,8 +249,13 @@ fn open_au_run(command: &str, args: &[&str], out: &[&str], interrupted: bool) ->
         let [size, rate] = pair else {
             bail!("{command}: a size without its rate: {pair:?}");
         };
+        let size = match parse_size(size)? {
+            0 => bail!("{command}: a write size of 0 ({pair:?})"),
+            s => s,
+        };
         points.push(OpenAuPoint {
-            size: parse_size(size)?,
+            size,
+            // 0 (no measurement) is kept: OpenAuPoint::measured says so.
             mb_per_s: parse_rate(rate)?,
         });
     }
@@ -292,5 +312,48 @@ mod tests {
         assert_eq!((o.erase_size, o.blocksize), (2 << 20, 8 << 10));
         assert_eq!(o.points[1].size, 1 << 20);
         assert!(parse("nothing here").is_err());
+    }
+
+    /// Zeros are kept and marked (times, rates) or refused by name (sizes, counts),
+    /// never divided by or dropped unsaid.
+    #[test]
+    fn zeros_are_marked_or_refused() {
+        let text = "$ ./flashbench -a /dev/sda --blocksize=1024 align 8192 pre 0ns on 0ns \
+            post 0ns diff 0ns align 4096 pre 979µs on 1.04ms post 985µs diff 0ns\n\
+            $ ./flashbench /dev/sda --open-au --open-au-nr=1 2MiB 0B/s 1MiB 2.47M/s\n";
+        let p = parse(text).unwrap();
+        let rows = &p.align[0].rows;
+        assert!(!rows[0].reliable, "a read of 0 ns is no measurement");
+        assert!(rows[1].reliable, "a diff of 0 is a difference");
+        let points = &p.open_au[0].points;
+        assert_eq!(points.len(), 2, "the 0 rate is kept");
+        assert!(!points[0].measured() && points[1].measured());
+        for (bad, word) in [
+            (
+                "--blocksize=0 align 4096 pre 1ms on 1ms post 1ms diff 0ns",
+                "--blocksize 0",
+            ),
+            (
+                "--count=0 align 4096 pre 1ms on 1ms post 1ms diff 0ns",
+                "--count 0",
+            ),
+            ("align 0 pre 1ms on 1ms post 1ms diff 0ns", "align 0"),
+        ] {
+            let err = format!(
+                "{:#}",
+                parse(&format!("$ ./flashbench -a /dev/sda {bad}")).unwrap_err()
+            );
+            assert!(err.contains(word), "{word}: {err}");
+        }
+        for (bad, word) in [
+            ("--open-au-nr=0 2MiB 1M/s", "--open-au-nr=0"),
+            ("0B 1M/s", "a write size of 0"),
+        ] {
+            let err = format!(
+                "{:#}",
+                parse(&format!("$ ./flashbench --open-au {bad}")).unwrap_err()
+            );
+            assert!(err.contains(word), "{word}: {err}");
+        }
     }
 }

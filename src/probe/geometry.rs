@@ -42,7 +42,13 @@ impl Geometry {
                 .as_ref()
                 .and_then(|x| x.fields_raw.get(name).copied())
         };
-        let sysfs = |name: &str| info.sysfs.get(name).and_then(|v| v.parse::<u64>().ok());
+        // 0: the kernel does not know (no erase support, or not an MMC/SD card).
+        let sysfs = |name: &str| {
+            info.sysfs
+                .get(name)
+                .and_then(|v| v.parse::<u64>().ok())
+                .filter(|v| *v > 0)
+        };
         Geometry {
             hc_erase_group: field("HC_ERASE_GRP_SIZE")
                 .filter(|v| *v > 0)

@@ -5,14 +5,13 @@ use super::align::{self, AlignOptions, AlignRow};
 use super::device::{ProbeDevice, Realtime};
 use super::flashbench::Published;
 use super::geometry::Geometry;
-use super::open_au::{self, OpenAuOptions, OpenAuPoint, OpenAuRun, Units};
+pub use super::open_au::OpenAuEvent;
+use super::open_au::{self, OpenAuOptions, Units};
 use super::record::{ProbeKind, ProbeRecord, PROBE_SCHEMA};
+use crate::units::format_size;
 use anyhow::{bail, Result};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Largest erase size `probe open-au` writes in one I/O (its buffer).
-pub const MAX_ERASE_SIZE: u64 = 64 << 20;
 
 /// The device's one-line description and what it says about its geometry.
 fn describe(path: &Path) -> (String, Geometry) {
@@ -50,6 +49,7 @@ fn record(kind: ProbeKind, path: &Path, scheduling: String) -> ProbeRecord {
         open_au_options: None,
         align: Vec::new(),
         open_au: Vec::new(),
+        units_fit: None,
         geometry,
     }
 }
@@ -60,6 +60,7 @@ pub fn run_align(
     opts: &AlignOptions,
     row: &mut dyn FnMut(&AlignRow),
 ) -> Result<ProbeRecord> {
+    opts.validate()?;
     let mut dev = ProbeDevice::open_read(path, opts.blocksize)?;
     if opts.blocksize < 2 * dev.logical_block {
         bail!(
@@ -78,67 +79,64 @@ pub fn run_align(
     Ok(rec)
 }
 
-/// What `mmcab probe open-au` reports while it runs.
-pub enum OpenAuEvent<'a> {
-    /// A run with this many units begins.
-    Start {
-        nr: u32,
-    },
-    Point(&'a OpenAuPoint),
-    /// The run stopped early: throughput collapsed at this size.
-    Collapsed {
-        nr: u32,
-        size: u64,
-    },
-}
-
-/// `mmcab probe open-au` (writes; the caller checked `--allow-write`): one run with
-/// `--nr`, or runs with 1, 2, 3 ... units until the throughput collapses (`--find`).
+/// `mmcab probe open-au` (writes: refused without `opts.allow_write`, and on a device
+/// in use): one run with `--nr`, or runs with 1, 2, 3 ... units until the throughput
+/// collapses (`--find`, as many units as fit on the device at most).
 pub fn run_open_au(
     path: &Path,
     opts: &OpenAuOptions,
     event: &mut dyn FnMut(OpenAuEvent),
 ) -> Result<ProbeRecord> {
-    if opts.erase_size > MAX_ERASE_SIZE {
+    opts.validate()?;
+    if !opts.allow_write {
         bail!(
-            "--erase-size {}: at most {} MiB",
-            opts.erase_size,
-            MAX_ERASE_SIZE >> 20
+            "probe open-au writes to {} (units of {} from offset {}), destroying the data \
+             there: pass --allow-write if that is what you want",
+            path.display(),
+            format_size(opts.erase_size),
+            format_size(opts.offset())
         );
     }
-    let mut dev = ProbeDevice::open_write(path, opts.erase_size)?;
+    let mut dev = ProbeDevice::open_write(path, opts.erase_size, opts.allow_write)?;
     let fit = opts.check(dev.size_bytes, dev.logical_block)?;
     let rt = Realtime::enter();
     let mut rec = record(ProbeKind::OpenAu, path, rt.note.clone());
-    let counts: Vec<u32> = match opts.units {
-        Units::Nr(n) => vec![n],
-        Units::Find { max } => (1..=max.min(fit)).collect(),
-    };
-    let mut runs: Vec<OpenAuRun> = Vec::new();
-    for nr in counts {
-        event(OpenAuEvent::Start { nr });
-        let reference = runs.iter().find(|r| r.nr == 1).cloned();
-        let run = open_au::run(&mut dev, opts, nr, reference.as_ref(), &mut |p| {
-            event(OpenAuEvent::Point(p))
-        })?;
-        let collapsed = open_au::collapse(&run, reference.as_ref());
-        if let (Some(c), true) = (collapsed, run.interrupted) {
-            event(OpenAuEvent::Collapsed { nr, size: c.size });
-        }
-        runs.push(run);
-        if collapsed.is_some() && matches!(opts.units, Units::Find { .. }) {
-            break;
-        }
-    }
-    rec.open_au = runs;
+    rec.open_au = open_au::runs(&mut dev, opts, fit, event)?;
     rec.open_au_options = Some(*opts);
+    if matches!(opts.units, Units::Find { max } if max > fit) {
+        rec.units_fit = Some(fit);
+    }
     Ok(rec)
+}
+
+/// The sysfs sizes a published output quotes (`# erase_size: 524288`). A size of 0 (the
+/// kernel's "not known") or one that is not a number of bytes is not used, and the
+/// geometry's note says so.
+fn published_geometry(p: &Published) -> Geometry {
+    let mut notes = vec!["EXT_CSD not published".to_string()];
+    let mut number = |k: &str| {
+        let v = p.meta(k)?.trim();
+        match v.parse::<u64>() {
+            Ok(0) => {
+                notes.push(format!("sysfs {k} 0 (the kernel did not know it)"));
+                None
+            }
+            Ok(n) => Some(n),
+            Err(_) => {
+                notes.push(format!("# {k}: '{v}' is not a number of bytes, not used"));
+                None
+            }
+        }
+    };
+    let mut g = Geometry::from_sysfs(number("erase_size"), number("preferred_erase_size"));
+    g.note = Some(notes.join("; "));
+    g
 }
 
 /// The runs of a published flashbench output as records (one per kind present), with
 /// the sysfs sizes its metadata quotes (`# erase_size:`, `# preferred_erase_size:`).
 pub fn published_records(p: &Published) -> Vec<ProbeRecord> {
-    let number = |k: &str| p.meta(k).and_then(|v| v.trim().parse::<u64>().ok());
+    let geometry = published_geometry(p);
     let base = |kind| ProbeRecord {
         schema: PROBE_SCHEMA,
         kind,
@@ -155,7 +153,8 @@ pub fn published_records(p: &Published) -> Vec<ProbeRecord> {
         open_au_options: None,
         align: Vec::new(),
         open_au: Vec::new(),
-        geometry: Geometry::from_sysfs(number("erase_size"), number("preferred_erase_size")),
+        units_fit: None,
+        geometry: geometry.clone(),
     };
     let mut out = Vec::new();
     if let Some(a) = p.align.first() {
@@ -172,4 +171,63 @@ pub fn published_records(p: &Published) -> Vec<ProbeRecord> {
         out.push(r);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::align::AlignOptions;
+
+    const NO_DEVICE: &str = "/nonexistent/mmcblk9";
+
+    #[test]
+    fn open_au_refuses_without_allow_write_before_opening() {
+        let opts = OpenAuOptions {
+            erase_size: 2 << 20,
+            blocksize: 8 << 10,
+            offset: None,
+            random: false,
+            units: Units::Nr(5),
+            allow_write: false,
+        };
+        let err = run_open_au(Path::new(NO_DEVICE), &opts, &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(NO_DEVICE) && err.contains("pass --allow-write"),
+            "{err}"
+        );
+    }
+
+    /// A quoted sysfs size of 0 (the kernel's "not known") or not a number is not
+    /// compared with the timing, and the geometry says why.
+    #[test]
+    fn published_zero_or_unreadable_sysfs_sizes_are_noted_not_used() {
+        let text = "# erase_size: 0\n# preferred_erase_size: 4 MiB\n\
+            $ ./flashbench -a /dev/sda align 8192 pre 1ms on 1ms post 1ms diff 0ns\n";
+        let p = crate::probe::flashbench::parse(text).unwrap();
+        let g = &published_records(&p)[0].geometry;
+        assert_eq!((g.erase_size, g.preferred_erase_size), (None, None));
+        let note = g.note.as_deref().unwrap();
+        assert!(
+            note.contains("sysfs erase_size 0 (the kernel did not know it)"),
+            "{note}"
+        );
+        assert!(
+            note.contains("# preferred_erase_size: '4 MiB' is not a number"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn align_refuses_a_bad_blocksize_before_opening() {
+        let opts = AlignOptions {
+            blocksize: 1 << 40,
+            tries: 8,
+        };
+        let err = run_align(Path::new(NO_DEVICE), &opts, &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--blocksize"), "{err}");
+    }
 }

@@ -19,6 +19,7 @@
 //! half of that run's MB/s at `s`. On the BeagleBone post's numbers this gives what its
 //! author concluded: 5 units kept open, in linear and in random order.
 
+use crate::units::format_size;
 use anyhow::{bail, Result};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -42,6 +43,9 @@ pub enum Units {
     Find { max: u32 },
 }
 
+/// Largest erase size (one write of it: the probe's buffer; flashbench's `MAX_BUFSIZE`).
+pub const MAX_ERASE_SIZE: u64 = 64 << 20;
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OpenAuOptions {
     pub erase_size: u64,
@@ -51,9 +55,38 @@ pub struct OpenAuOptions {
     pub offset: Option<u64>,
     pub random: bool,
     pub units: Units,
+    /// The user allows the writes (`--allow-write`); without it the probe refuses
+    /// before opening the device. Not recorded.
+    #[serde(skip)]
+    pub allow_write: bool,
 }
 
 impl OpenAuOptions {
+    /// Checks that need no device (before anything is opened or allocated).
+    pub fn validate(&self) -> Result<()> {
+        let (eb, bs) = (self.erase_size, self.blocksize);
+        if !eb.is_power_of_two() || !bs.is_power_of_two() || bs > eb {
+            bail!(
+                "--erase-size {eb} and --blocksize {bs}: both powers of two, blocksize at most \
+                 the erase size (flashbench: --erasesize=$[2*1024*1024] --blocksize=$[8*1024])"
+            );
+        }
+        if eb > MAX_ERASE_SIZE {
+            bail!(
+                "--erase-size {}: at most {}",
+                format_size(eb),
+                format_size(MAX_ERASE_SIZE)
+            );
+        }
+        match self.units {
+            Units::Nr(0) => bail!("--nr 0: use at least 1 unit"),
+            Units::Find { max } if max < 2 => {
+                bail!("--max-nr {max}: --find needs at least 2 units (1 is the reference)")
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub fn offset(&self) -> u64 {
         self.offset
             .unwrap_or_else(|| (16u64 << 20).div_ceil(self.erase_size) * self.erase_size)
@@ -78,13 +111,8 @@ impl OpenAuOptions {
     /// Check the sizes and that `nr` units fit on a device of `device_bytes`; the most
     /// units that fit.
     pub fn check(&self, device_bytes: u64, logical_block: u64) -> Result<u32> {
+        self.validate()?;
         let (eb, bs) = (self.erase_size, self.blocksize);
-        if !eb.is_power_of_two() || !bs.is_power_of_two() || bs > eb {
-            bail!(
-                "--erase-size {eb} and --blocksize {bs}: both powers of two, blocksize at most \
-                 the erase size (flashbench: --erasesize=$[2*1024*1024] --blocksize=$[8*1024])"
-            );
-        }
         if bs < logical_block {
             bail!("--blocksize {bs} is smaller than the device's logical block ({logical_block} bytes), which O_DIRECT needs");
         }
@@ -102,15 +130,12 @@ impl OpenAuOptions {
             Units::Nr(n) => n,
             Units::Find { max } => max.min(fit).max(2),
         };
-        if wanted == 0 {
-            bail!("--nr 0: use at least 1 unit");
-        }
         if wanted > fit {
             bail!(
                 "{wanted} units of {eb} bytes, {SPACING} erase sizes apart from offset {offset}, \
                  need {} bytes of the device, which has {device_bytes}: at most {fit} fit \
                  (lower --nr / --max-nr or --erase-size)",
-                offset + self.span(wanted)
+                offset.saturating_add(self.span(wanted))
             );
         }
         Ok(fit)
@@ -122,6 +147,14 @@ impl OpenAuOptions {
 pub struct OpenAuPoint {
     pub size: u64,
     pub mb_per_s: f64,
+}
+
+impl OpenAuPoint {
+    /// Whether this is a measurement: a rate above 0 (published flashbench output may
+    /// print 0 where nothing was timed; such a point is left out of the estimate).
+    pub fn measured(&self) -> bool {
+        self.mb_per_s > 0.0 && self.mb_per_s.is_finite()
+    }
 }
 
 /// One run of the method with `nr` units (one flashbench `--open-au` command).
@@ -203,6 +236,51 @@ pub fn run(
     Ok(out)
 }
 
+/// What `probe open-au` reports while it runs.
+pub enum OpenAuEvent<'a> {
+    /// A run with this many units begins.
+    Start {
+        nr: u32,
+    },
+    Point(&'a OpenAuPoint),
+    /// The run stopped early: throughput collapsed at this size.
+    Collapsed {
+        nr: u32,
+        size: u64,
+    },
+}
+
+/// The runs `opts.units` asks for, `fit` units at most: one with `--nr`, or with 1, 2,
+/// 3 ... units until one collapses against the one-unit run (`--find`).
+pub fn runs(
+    timer: &mut dyn WriteTimer,
+    opts: &OpenAuOptions,
+    fit: u32,
+    event: &mut dyn FnMut(OpenAuEvent),
+) -> Result<Vec<OpenAuRun>> {
+    let counts: Vec<u32> = match opts.units {
+        Units::Nr(n) => vec![n],
+        Units::Find { max } => (1..=max.min(fit)).collect(),
+    };
+    let mut runs: Vec<OpenAuRun> = Vec::new();
+    for nr in counts {
+        event(OpenAuEvent::Start { nr });
+        let reference = runs.iter().find(|r| r.nr == 1).cloned();
+        let run = run(timer, opts, nr, reference.as_ref(), &mut |p| {
+            event(OpenAuEvent::Point(p))
+        })?;
+        let collapsed = collapse(&run, reference.as_ref());
+        if let (Some(c), true) = (collapsed, run.interrupted) {
+            event(OpenAuEvent::Collapsed { nr, size: c.size });
+        }
+        runs.push(run);
+        if collapsed.is_some() && matches!(opts.units, Units::Find { .. }) {
+            break;
+        }
+    }
+    Ok(runs)
+}
+
 /// Where a run's throughput collapsed: (write size, MB/s there, one unit's MB/s there).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Collapse {
@@ -218,12 +296,27 @@ const HALVING: f64 = 0.6;
 const BELOW_ONE_UNIT: f64 = 0.5;
 
 /// The first write size at which `run` collapsed (see the module doc), compared with
-/// `reference` (the one-unit run of the same order) when there is one.
+/// `reference` (the one-unit run of the same order) when there is one. A one-unit run
+/// is the reference and never collapses: its MB/s falls with the write size on any
+/// device whose writes are bound by a fixed cost per command.
 pub fn collapse(run: &OpenAuRun, reference: Option<&OpenAuRun>) -> Option<Collapse> {
+    if run.nr <= 1 {
+        return None;
+    }
     let reference = reference.filter(|r| r.nr < run.nr);
-    let at =
-        |r: &OpenAuRun, size: u64| r.points.iter().find(|p| p.size == size).map(|p| p.mb_per_s);
-    run.points.windows(3).find_map(|w| {
+    let at = |r: &OpenAuRun, size: u64| {
+        r.points
+            .iter()
+            .find(|p| p.size == size && p.measured())
+            .map(|p| p.mb_per_s)
+    };
+    let points: Vec<OpenAuPoint> = run
+        .points
+        .iter()
+        .copied()
+        .filter(|p| p.measured())
+        .collect();
+    points.windows(3).find_map(|w| {
         let (a, b, c) = (w[0], w[1], w[2]);
         let halvings = b.size * 2 == a.size && c.size * 2 == b.size;
         let falls = b.mb_per_s <= HALVING * a.mb_per_s && c.mb_per_s <= HALVING * b.mb_per_s;

@@ -42,22 +42,25 @@ fn the_published_beaglebone_runs_keep_5_units_open_as_the_post_concludes() {
 }
 
 /// A controller that keeps `open` units open: a write into a unit that is not open
-/// closes one, costing a fixed copy time; otherwise writes cost per byte.
+/// closes one, costing `copy_ns`; every write costs `command_ns` per command and
+/// 200 ns per byte (5 MB/s).
 struct Controller {
     open: usize,
     eb: u64,
     lru: Vec<u64>,
+    command_ns: u64,
+    copy_ns: u64,
 }
 
 impl WriteTimer for Controller {
     fn time_write(&mut self, pos: u64, len: u64) -> anyhow::Result<u64> {
         let unit = pos / self.eb;
-        let mut ns = 50_000 + len * 200; // 5 MB/s and 50 us per command
+        let mut ns = self.command_ns + len * 200;
         if let Some(i) = self.lru.iter().position(|u| *u == unit) {
             self.lru.remove(i);
         } else if self.lru.len() >= self.open {
             self.lru.remove(0);
-            ns += 400_000_000; // copying a unit: 0.4 s
+            ns += self.copy_ns;
         }
         self.lru.push(unit);
         Ok(ns)
@@ -73,26 +76,117 @@ fn find_on_a_model_controller_counts_its_open_units() {
         offset: None,
         random: false,
         units: Units::Find { max: 8 },
+        allow_write: true,
     };
     let mut c = Controller {
         open: 3,
         eb,
         lru: Vec::new(),
+        command_ns: 50_000,
+        copy_ns: 400_000_000,
     };
-    let mut runs: Vec<OpenAuRun> = Vec::new();
-    for nr in 1..=8 {
-        let reference = runs.first().cloned();
-        let run = run(&mut c, &opts, nr, reference.as_ref(), &mut |_| {}).unwrap();
-        let stop = collapse(&run, reference.as_ref()).is_some();
-        runs.push(run);
-        if stop {
-            break;
-        }
-    }
+    let runs = runs(&mut c, &opts, 8, &mut |_| {}).unwrap();
     assert_eq!(runs.len(), 4, "stops at the first collapse (4 units)");
     assert!(runs[3].interrupted, "the collapsed run stops early");
     let e = estimate(&runs, false).unwrap();
     assert_eq!((e.open, e.confidence), (Some(3), Confidence::High), "{e:?}");
+}
+
+/// A card whose writes are bound by a fixed cost per command (1 s, against 200 ns a
+/// byte: 0.2 s for the largest write): MB/s nearly halves with every halving of the
+/// write size already with one unit. The one-unit run is the reference, not a
+/// collapse: --find goes on to the real limit.
+#[test]
+fn find_on_a_latency_bound_controller_does_not_stop_at_one_unit() {
+    let eb = 1 << 20;
+    let opts = OpenAuOptions {
+        erase_size: eb,
+        blocksize: 16 << 10,
+        offset: None,
+        random: false,
+        units: Units::Find { max: 8 },
+        allow_write: true,
+    };
+    let mut c = Controller {
+        open: 4,
+        eb,
+        lru: Vec::new(),
+        command_ns: 1_000_000_000,
+        copy_ns: 4_000_000_000,
+    };
+    let runs = runs(&mut c, &opts, 8, &mut |_| {}).unwrap();
+    let one = &runs[0];
+    assert!(
+        one.points
+            .windows(2)
+            .skip(2)
+            .all(|w| w[1].mb_per_s < 0.6 * w[0].mb_per_s),
+        "latency bound: MB/s halves with the size: {one:?}"
+    );
+    assert_eq!(collapse(one, None), None, "the reference never collapses");
+    assert_eq!(runs.len(), 5, "stops at 5 units, the first over the limit");
+    let e = estimate(&runs, false).unwrap();
+    assert_eq!((e.open, e.confidence), (Some(4), Confidence::High), "{e:?}");
+}
+
+#[test]
+fn options_are_checked_before_the_device_is_opened() {
+    let ok = OpenAuOptions {
+        erase_size: 2 << 20,
+        blocksize: 8 << 10,
+        offset: None,
+        random: false,
+        units: Units::Nr(5),
+        allow_write: false,
+    };
+    ok.validate().unwrap();
+    for (bad, word) in [
+        (
+            OpenAuOptions {
+                erase_size: 0,
+                ..ok
+            },
+            "--erase-size 0",
+        ),
+        (
+            OpenAuOptions {
+                erase_size: 3 << 20,
+                ..ok
+            },
+            "powers of two",
+        ),
+        (
+            OpenAuOptions {
+                erase_size: 128 << 20,
+                ..ok
+            },
+            "at most 64MiB",
+        ),
+        (
+            OpenAuOptions {
+                blocksize: 4 << 20,
+                ..ok
+            },
+            "blocksize at most",
+        ),
+        (
+            OpenAuOptions {
+                units: Units::Nr(0),
+                ..ok
+            },
+            "--nr 0",
+        ),
+        (
+            OpenAuOptions {
+                units: Units::Find { max: 1 },
+                ..ok
+            },
+            "--max-nr 1",
+        ),
+    ] {
+        let err = bad.validate().unwrap_err().to_string();
+        assert!(err.contains(word), "{word}: {err}");
+    }
 }
 
 #[test]
@@ -103,6 +197,7 @@ fn units_must_fit_on_the_device() {
         offset: None,
         random: false,
         units: Units::Nr(6),
+        allow_write: true,
     };
     assert_eq!(opts.offset(), 16 << 20);
     // 16 MiB + 5 x 48 MiB + 4 MiB = 260 MiB: not on 256 MiB, at most 5 units.

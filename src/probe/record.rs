@@ -53,6 +53,10 @@ pub struct ProbeRecord {
     pub open_au_options: Option<OpenAuOptions>,
     pub align: Vec<AlignRow>,
     pub open_au: Vec<OpenAuRun>,
+    /// open-au `--find`: the most units that fit on the device, when fewer than
+    /// `--max-nr` did (the runs stopped there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units_fit: Option<u32>,
     pub geometry: Geometry,
 }
 

@@ -138,11 +138,65 @@ pub const META_JSON: &str = "meta.json";
 /// Shell commands that put every knob back by hand, written before the first change.
 pub const RESTORE_SH: &str = "restore.sh";
 
+/// Version of the results format this mmcab writes (`meta.json`'s `format_version`).
+/// 0.2.0: the plan's sweeps are recorded in `meta.json` (`sweeps`) and are the only
+/// sweeps the report draws. Absent (0.1): sweeps come from the plan text's
+/// `[[sweep]]` tables, or, without any, from workload names (`randread-4k`), the rule
+/// mmcab 0.1 reported with.
+pub const RESULTS_FORMAT: &str = "0.2.0";
+
+/// One sweep of the plan as recorded: the swept key and each workload's value of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepMeta {
+    pub name: String,
+    pub over: crate::plan::sweep::SweepOver,
+    pub points: Vec<SweepMetaPoint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepMetaPoint {
+    pub workload: String,
+    /// The swept key's value in the workload's jobs (bytes for `bs`).
+    pub x: u64,
+}
+
+impl SweepMeta {
+    /// The sweeps of `plan` (each workload's x from its jobs, as [`SweepSpec::x_of`]).
+    ///
+    /// [`SweepSpec::x_of`]: crate::plan::sweep::SweepSpec::x_of
+    pub fn of_plan(plan: &crate::plan::spec::Plan) -> Vec<SweepMeta> {
+        plan.sweep
+            .iter()
+            .map(|s| SweepMeta {
+                name: s.name.clone(),
+                over: s.over,
+                points: s
+                    .workloads
+                    .iter()
+                    .filter_map(|w| {
+                        let x = plan.workload(w).and_then(|spec| s.x_of(spec))?;
+                        Some(SweepMetaPoint {
+                            workload: w.clone(),
+                            x,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
 /// `meta.json`: everything needed to know what was measured and to refuse comparing
 /// unlike with unlike. Written by the runner at the start of a run and updated at the end.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Meta {
     pub tool_version: String,
+    /// [`RESULTS_FORMAT`] when written; absent in results directories of format 0.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_version: Option<String>,
+    /// The plan's `[[sweep]]` tables, resolved (format 0.2.0 on; empty: no sweeps).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweeps: Vec<SweepMeta>,
     /// `--label` of this run (e.g. the kernel or patch under test); empty when none.
     pub label: String,
     /// `uname -r` and `/proc/cmdline` of the machine that ran the plan.

@@ -11,6 +11,7 @@
 
 use super::load::ResultsDir;
 use super::model::{format_value, Report};
+use super::text::NAME_COLUMNS;
 use crate::record::EvidenceRow;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -228,8 +229,6 @@ fn short(v: Option<f64>) -> String {
 fn pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{:.0}%", v * 100.0))
 }
-
-const NAME_COLUMNS: usize = 20;
 
 /// The mail lines of one headline block: a header and one line per config, at most 72
 /// columns: requests per MiB, request size mean/p99 (KiB), device latency mean/p99 (ms),

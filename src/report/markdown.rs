@@ -1,88 +1,14 @@
 //! `report.md`: the header, then one table per workload x direction x metric (all
 //! metrics, not only the headline ones), change and verdict per config.
 
-use super::model::{format_pct, format_value, Report};
+use super::model::{format_pct, format_value, Block, ConfigRow, Report};
 use crate::stats::format_p;
 
 pub fn render(report: &Report, charts: &[String]) -> String {
     let mut out = format!("# {}\n\n", report.title);
-    for (key, value) in &report.header {
-        out.push_str(&format!("- **{key}:** {value}\n"));
-    }
-    for section in &report.setup {
-        out.push_str(&format!("- **{}**\n", section.title.trim_end_matches(':')));
-        for line in &section.lines {
-            out.push_str(&format!("  - {line}\n"));
-        }
-    }
-    out.push_str(&format!("- **Baseline (A):** {}\n", report.baseline));
-    out.push_str(&format!("- {}\n", super::wording::method(report)));
+    header(&mut out, report);
     for b in &report.blocks {
-        let better = if b.metric.higher_is_better {
-            "higher"
-        } else {
-            "lower"
-        };
-        out.push_str(&format!(
-            "\n## {}: {} ({better} is better)\n\n",
-            b.title(),
-            b.metric.unit
-        ));
-        // q only when the p-values were adjusted (not for published values).
-        let adjusted = report.correction.is_some();
-        let (q_head, q_rule) = if adjusted {
-            (" q |", "---:|")
-        } else {
-            ("", "")
-        };
-        out.push_str(&format!(
-            "| config | n | mean | 95% CI | cv | change | 95% CI of change | p |{q_head} verdict |\n"
-        ));
-        out.push_str(&format!(
-            "|---|---:|---:|---|---:|---:|---|---:|{q_rule}---|\n"
-        ));
-        for r in &b.rows {
-            let s = &r.summary;
-            let ci = if s.ci_low.is_nan() {
-                "-".to_string()
-            } else {
-                format!("{} .. {}", format_value(s.ci_low), format_value(s.ci_high))
-            };
-            let cv = if s.cv.is_nan() {
-                "-".to_string()
-            } else {
-                format!("{:.1}%", s.cv * 100.0)
-            };
-            let q = if adjusted {
-                format!(" {} |", r.q.map_or(String::new(), format_p))
-            } else {
-                String::new()
-            };
-            let (change, change_ci, p, verdict) = match (r.change, r.verdict) {
-                (Some(c), Some(v)) => (
-                    format_pct(c.rel),
-                    if c.ci_low.is_nan() {
-                        "-".to_string()
-                    } else {
-                        format!("{} .. {}", format_pct(c.ci_low), format_pct(c.ci_high))
-                    },
-                    format_p(c.p),
-                    v.as_str().to_string(),
-                ),
-                _ => ("(A)".into(), String::new(), String::new(), String::new()),
-            };
-            out.push_str(&format!(
-                "| {} | {} | {} | {ci} | {cv} | {change} | {change_ci} | {p} |{q} {verdict} |\n",
-                r.config,
-                s.n,
-                format_value(s.mean)
-            ));
-        }
-        for r in &b.rows {
-            for w in &r.warnings {
-                out.push_str(&format!("\n> warning: {}: {}\n", r.config, w.message()));
-            }
-        }
+        block(&mut out, b, report.correction.is_some());
     }
     out.push_str(&super::evidence::markdown(report));
     if let Some(boots) = report.boots.as_ref().filter(|b| b.several()) {
@@ -105,4 +31,92 @@ pub fn render(report: &Report, charts: &[String]) -> String {
         }
     }
     out
+}
+
+/// The header list: the report's header fields, its setup, baseline and method.
+fn header(out: &mut String, report: &Report) {
+    for (key, value) in &report.header {
+        out.push_str(&format!("- **{key}:** {value}\n"));
+    }
+    for section in &report.setup {
+        out.push_str(&format!("- **{}**\n", section.title.trim_end_matches(':')));
+        for line in &section.lines {
+            out.push_str(&format!("  - {line}\n"));
+        }
+    }
+    out.push_str(&format!("- **Baseline (A):** {}\n", report.baseline));
+    out.push_str(&format!("- {}\n", super::wording::method(report)));
+}
+
+/// One block's table (q only when the p-values were `adjusted`, not for published
+/// values) and its warnings.
+fn block(out: &mut String, b: &Block, adjusted: bool) {
+    let better = if b.metric.higher_is_better {
+        "higher"
+    } else {
+        "lower"
+    };
+    out.push_str(&format!(
+        "\n## {}: {} ({better} is better)\n\n",
+        b.title(),
+        b.metric.unit
+    ));
+    let (q_head, q_rule) = if adjusted {
+        (" q |", "---:|")
+    } else {
+        ("", "")
+    };
+    out.push_str(&format!(
+        "| config | n | mean | 95% CI | cv | change | 95% CI of change | p |{q_head} verdict |\n"
+    ));
+    out.push_str(&format!(
+        "|---|---:|---:|---|---:|---:|---|---:|{q_rule}---|\n"
+    ));
+    for r in &b.rows {
+        out.push_str(&row(r, adjusted));
+    }
+    for r in &b.rows {
+        for w in &r.warnings {
+            out.push_str(&format!("\n> warning: {}: {}\n", r.config, w.message()));
+        }
+    }
+}
+
+/// One config's line of a block's table.
+fn row(r: &ConfigRow, adjusted: bool) -> String {
+    let s = &r.summary;
+    let ci = if s.ci_low.is_nan() {
+        "-".to_string()
+    } else {
+        format!("{} .. {}", format_value(s.ci_low), format_value(s.ci_high))
+    };
+    let cv = if s.cv.is_nan() {
+        "-".to_string()
+    } else {
+        format!("{:.1}%", s.cv * 100.0)
+    };
+    let q = if adjusted {
+        format!(" {} |", r.q.map_or(String::new(), format_p))
+    } else {
+        String::new()
+    };
+    let (change, change_ci, p, verdict) = match (r.change, r.verdict) {
+        (Some(c), Some(v)) => (
+            format_pct(c.rel),
+            if c.ci_low.is_nan() {
+                "-".to_string()
+            } else {
+                format!("{} .. {}", format_pct(c.ci_low), format_pct(c.ci_high))
+            },
+            format_p(c.p),
+            v.as_str().to_string(),
+        ),
+        _ => ("(A)".into(), String::new(), String::new(), String::new()),
+    };
+    format!(
+        "| {} | {} | {} | {ci} | {cv} | {change} | {change_ci} | {p} |{q} {verdict} |\n",
+        r.config,
+        s.n,
+        format_value(s.mean)
+    )
 }

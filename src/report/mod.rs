@@ -32,6 +32,7 @@ pub mod setup;
 pub mod sides;
 pub mod text;
 mod text_boots;
+mod text_published;
 pub mod wording;
 
 use crate::stats::multiple::Correction;

@@ -280,10 +280,13 @@ pub fn format_percent(v: f64) -> String {
     }
 }
 
-/// A relative change as a signed percentage.
+/// A relative change as a signed percentage; `from 0` for a change from a value of 0
+/// (a published 0, say), which no percentage describes.
 pub fn format_pct(rel: f64) -> String {
     if rel.is_nan() {
         "-".to_string()
+    } else if rel.is_infinite() {
+        "from 0".to_string()
     } else {
         format!("{:+.1}%", rel * 100.0)
     }
@@ -319,5 +322,11 @@ mod tests {
         assert_eq!(format_value(22.514), "22.51");
         assert_eq!(format_value(5.8), "5.800");
         assert_eq!(format_pct(-0.2314), "-23.1%");
+        assert_eq!(
+            format_pct(5.0 / 0.0),
+            "from 0",
+            "a change from a published 0"
+        );
+        assert_eq!(format_pct(-5.0 / 0.0), "from 0");
     }
 }

@@ -93,12 +93,20 @@ fn estimate_lines(out: &mut String, e: &Estimate) {
 }
 
 fn align_table(out: &mut String, r: &ProbeRecord) {
+    let untimed =
+        |row: &&align::AlignRow| row.pre_ns <= 0.0 || row.on_ns <= 0.0 || row.post_ns <= 0.0;
     out.push_str(&format!(
         "  {:>10} {:>10} {:>10} {:>10} {:>10}\n",
         "align", "pre", "on", "post", "diff"
     ));
     for row in &r.align {
-        let flag = if row.reliable { "" } else { " (cut off)" };
+        let flag = if row.reliable {
+            ""
+        } else if untimed(&row) {
+            " (no time)"
+        } else {
+            " (cut off)"
+        };
         out.push_str(&format!(
             "  {:>10} {:>10} {:>10} {:>10} {:>10}{flag}\n",
             row.align,
@@ -107,6 +115,25 @@ fn align_table(out: &mut String, r: &ProbeRecord) {
             time(row.post_ns),
             time(row.diff_ns)
         ));
+    }
+    let bad: Vec<&align::AlignRow> = r.align.iter().filter(|row| !row.reliable).collect();
+    let mut legend = Vec::new();
+    if bad.iter().any(|row| !untimed(row)) {
+        legend.push("cut off: a negative diff flashbench printed cut to 7 bytes");
+    }
+    if bad.iter().any(untimed) {
+        legend.push("no time: a time of 0, no measurement");
+    }
+    if !legend.is_empty() {
+        wrap(
+            out,
+            2,
+            3,
+            &format!(
+                "({}; left out of the estimate and the chart)",
+                legend.join("; ")
+            ),
+        );
     }
 }
 
@@ -135,7 +162,13 @@ fn open_au_table(out: &mut String, runs: &[OpenAuRun]) {
                     .points
                     .iter()
                     .find(|p| p.size == *s)
-                    .map_or("-".to_string(), |p| g3(p.mb_per_s));
+                    .map_or("-".to_string(), |p| {
+                        if p.measured() {
+                            g3(p.mb_per_s)
+                        } else {
+                            format!("{}*", g3(p.mb_per_s))
+                        }
+                    });
                 line.push_str(&format!(" {cell:>9}"));
             }
             out.push_str(line.trim_end());
@@ -149,8 +182,11 @@ fn open_au_table(out: &mut String, runs: &[OpenAuRun]) {
     if runs.iter().any(|r| r.points.len() < sizes.len()) {
         legend.push("-: not written (the run stopped)");
     }
+    if runs.iter().flat_map(|r| &r.points).any(|p| !p.measured()) {
+        legend.push("*: no rate measured, left out of the estimate and the chart");
+    }
     if !legend.is_empty() {
-        out.push_str(&format!("  ({})\n", legend.join("; ")));
+        wrap(out, 2, 3, &format!("({})", legend.join("; ")));
     }
 }
 
@@ -204,16 +240,30 @@ fn method_text(r: &ProbeRecord) -> String {
         (ProbeKind::OpenAu, _, Some(o)) => format!(
             "Method: flashbench --open-au: units of {}, {} erase sizes apart from {}; \
              writes of {} down to {} (halving), each size into every unit in turn, {} \
-             order, O_DIRECT|O_SYNC, bytes 0x5a; MB/s = 10^6 B/s. Scheduling: {}.",
+             order, O_DIRECT|O_SYNC, bytes 0x5a; MB/s = 10^6 B/s.{} Scheduling: {}.",
             format_size(o.erase_size),
             open_au::SPACING,
             format_size(o.offset()),
             format_size(o.erase_size),
             format_size(o.blocksize),
             if o.random { "random" } else { "linear" },
+            clipped_text(o, r.units_fit),
             r.scheduling
         ),
         _ => format!("Method: as published ({}).", r.target),
+    }
+}
+
+/// ` --max-nr 16: only 3 units fit on the device, so --find stopped at 3.` when the
+/// device clipped `--find`'s units.
+fn clipped_text(o: &open_au::OpenAuOptions, units_fit: Option<u32>) -> String {
+    match (o.units, units_fit) {
+        (open_au::Units::Find { max }, Some(fit)) if fit < max => format!(
+            " --max-nr {max}: only {fit} units fit on the device from {}, so --find \
+             stopped at {fit}.",
+            format_size(o.offset())
+        ),
+        _ => String::new(),
     }
 }
 
@@ -354,34 +404,5 @@ pub fn report_published(path: &Path) -> Result<(String, PathBuf)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::probe::align::Confidence;
-
-    #[test]
-    fn times_print_as_flashbench_does() {
-        assert_eq!(time(982.0), "982ns");
-        assert_eq!(time(57_400.0), "57.4us");
-        assert_eq!(time(1_030_000.0), "1.03ms");
-        assert_eq!(time(1_000_000.0), "1ms");
-        assert_eq!(time(448_000.0), "448us");
-        assert_eq!(g3(0.927), "0.927");
-        assert_eq!(g3(2.5), "2.5");
-    }
-
-    #[test]
-    fn confidence_words_are_said() {
-        let b = Boundary {
-            bytes: Some(2 << 20),
-            confidence: Confidence::High,
-            high_ns: 442_000.0,
-            low_ns: 57_000.0,
-            score: 14.8,
-            relative: 0.39,
-            n_high: 9,
-            n_low: 10,
-        };
-        let t = boundary_text("Erase block", &b, 985_000.0);
-        assert!(t.starts_with("Erase block: 2MiB (high confidence)"), "{t}");
-    }
-}
+#[path = "probe_tests.rs"]
+mod tests;

@@ -54,6 +54,16 @@ pub fn read(path: &Path) -> Result<Vec<ReferenceRow>> {
     if rows.is_empty() {
         bail!("{} has no rows", path.display());
     }
+    // A published 0 is a value (kept; a change from it reads "from 0"); NaN or
+    // infinity is not a published number.
+    if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| !r.value.is_finite()) {
+        bail!(
+            "{} line {}: value {} is not a number: write the published value",
+            path.display(),
+            i + 2,
+            r.value
+        );
+    }
     Ok(rows)
 }
 
@@ -65,6 +75,41 @@ fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<String> {
         }
     }
     out
+}
+
+/// The report header (source, date, device, conditions, count) and the charts' caption.
+fn header_and_caption(rows: &[ReferenceRow]) -> (Vec<(String, String)>, String) {
+    let sources = unique(rows.iter().map(|r| r.source.as_str()));
+    let dates = unique(rows.iter().map(|r| r.post_date.as_str()));
+    let devices = unique(rows.iter().map(|r| r.device.as_str()));
+    let conditions = unique(rows.iter().map(|r| r.conditions.as_str()));
+    let mut header = vec![
+        ("Source".to_string(), sources.join("; ")),
+        ("Posted".to_string(), dates.join(", ")),
+        ("Device".to_string(), devices.join("; ")),
+    ];
+    for c in &conditions {
+        header.push(("Conditions".to_string(), c.clone()));
+    }
+    header.push((
+        "Numbers".to_string(),
+        format!("{} published values, n = 1 each", rows.len()),
+    ));
+    let short_device = if devices.len() == 1 {
+        // The model, without the CID details in parentheses (they are in the header).
+        devices[0]
+            .split(" (")
+            .next()
+            .unwrap_or(&devices[0])
+            .to_string()
+    } else {
+        format!("{} devices", devices.len())
+    };
+    let caption = format!(
+        "{short_device} | as published {} | n = 1 (single published values)",
+        dates.join(", ")
+    );
+    (header, caption)
 }
 
 /// The report model of a reference CSV.
@@ -114,41 +159,13 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
             }
         })
         .collect();
-    let sources = unique(rows.iter().map(|r| r.source.as_str()));
-    let dates = unique(rows.iter().map(|r| r.post_date.as_str()));
-    let devices = unique(rows.iter().map(|r| r.device.as_str()));
-    let conditions = unique(rows.iter().map(|r| r.conditions.as_str()));
-    let mut header = vec![
-        ("Source".to_string(), sources.join("; ")),
-        ("Posted".to_string(), dates.join(", ")),
-        ("Device".to_string(), devices.join("; ")),
-    ];
-    for c in &conditions {
-        header.push(("Conditions".to_string(), c.clone()));
-    }
-    header.push((
-        "Numbers".to_string(),
-        format!("{} published values, n = 1 each", rows.len()),
-    ));
-    let short_device = if devices.len() == 1 {
-        // The model, without the CID details in parentheses (they are in the header).
-        devices[0]
-            .split(" (")
-            .next()
-            .unwrap_or(&devices[0])
-            .to_string()
-    } else {
-        format!("{} devices", devices.len())
-    };
+    let (header, caption) = header_and_caption(rows);
     Ok(Report {
         evidence: Vec::new(),
         title: "Published numbers as an mmcab report (single values, n = 1)".to_string(),
         header,
         setup: Vec::new(),
-        caption: format!(
-            "{short_device} | as published {} | n = 1 (single published values)",
-            dates.join(", ")
-        ),
+        caption,
         configs,
         baseline,
         published: true,
@@ -212,6 +229,29 @@ mod tests {
             packed.warnings.is_empty(),
             "no n < 3 nagging for published values"
         );
+    }
+
+    /// A published 0 stays a value: shown as 0, and a change from it says so rather
+    /// than a percentage of infinity; a value that is no number is refused by line.
+    #[test]
+    fn a_published_zero_is_kept_and_not_divided_by() {
+        let dir = std::env::temp_dir().join(format!("mmcab-ref-zero-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = "source,post_date,device,conditions,config,workload,direction,\
+            block_size_bytes,sweep,metric,unit,higher_is_better,headline,value,notes\n";
+        let row = |config: &str, v: &str| {
+            format!("src,2012,dev,cond,{config},w,write,,,mb_per_s,MB/s,true,true,{v},\n")
+        };
+        let csv = dir.join("zero.csv");
+        std::fs::write(&csv, format!("{head}{}{}", row("a", "0"), row("b", "5"))).unwrap();
+        let (mail, report) = generate(&csv, &dir.join("zero"), None).unwrap();
+        let rows = &report.blocks[0].rows;
+        assert_eq!((rows[0].summary.mean, rows[1].summary.mean), (0.0, 5.0));
+        assert!(mail.contains("from 0") && !mail.contains("inf"), "{mail}");
+        std::fs::write(&csv, format!("{head}{}{}", row("a", "1"), row("b", "NaN"))).unwrap();
+        let err = format!("{:#}", read(&csv).unwrap_err());
+        assert!(err.contains("line 3: value NaN is not a number"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -8,10 +8,12 @@
 //! (lower is better) go to markdown, summary.csv and report.json, not to the mail text.
 //!
 //! Sweeps: the plan's `[[sweep]]` tables (see [`crate::plan::sweep`]), x values from
-//! the plan's jobs. A results directory whose plan declares none (recorded by mmcab 0.1,
-//! or a plan without `[[sweep]]`) keeps the rule mmcab 0.1 reported it with: workloads
-//! named `<stem>-<size>` (`randread-4k`, `randread-64k`) with at least two sizes form
-//! the sweep `<stem>` against block size.
+//! the plan's jobs, as meta.json records them (results format 0.2.0,
+//! [`crate::record::RESULTS_FORMAT`]); workload names are never parsed then. A results
+//! directory of format 0.1 (no `format_version`) takes them from its plan text's
+//! `[[sweep]]` tables, and without any keeps the rule mmcab 0.1 reported it with:
+//! workloads named `<stem>-<size>` (`randread-4k`, `randread-64k`) with at least two
+//! sizes form the sweep `<stem>` against block size.
 
 use super::load::ResultsDir;
 use super::model::{against, rows_for, BaselineOf, Block, Metric, Report, SweepPoint};
@@ -126,26 +128,7 @@ pub fn blocks(
                 f64::NAN
             };
             let small = io_size <= IOPS_MAX_IO_BYTES;
-            let sweep = match &declared {
-                Some(_) => None,
-                None => sweep_point(workload)
-                    .filter(|(stem, _)| sweep_sizes.get(stem).copied().unwrap_or(0) >= 2),
-            };
-            let points: Vec<SweepPoint> = match &declared {
-                Some(points) => points
-                    .iter()
-                    .filter(|(w, _)| w == workload)
-                    .map(|(_, p)| p.clone())
-                    .collect(),
-                None => sweep
-                    .iter()
-                    .map(|(stem, bs)| SweepPoint {
-                        sweep: stem.clone(),
-                        over: SweepOver::Bs,
-                        x: *bs as f64,
-                    })
-                    .collect(),
-            };
+            let (named_bs, points) = sweep_of(declared.as_deref(), &sweep_sizes, workload);
             let metrics: [(Metric, bool, Getter); 4] = [
                 (Metric::new("mb_per_s", "MB/s", true), !small, |r| {
                     r.mb_per_s
@@ -167,13 +150,11 @@ pub fn blocks(
                     workload: workload.clone(),
                     direction: direction.as_str().to_string(),
                     headline,
-                    block_size_bytes: sweep.as_ref().map(|(_, bs)| *bs).or(
-                        if io_size.is_finite() {
-                            Some(io_size.round() as u64)
-                        } else {
-                            None
-                        },
-                    ),
+                    block_size_bytes: named_bs.or(if io_size.is_finite() {
+                        Some(io_size.round() as u64)
+                    } else {
+                        None
+                    }),
                     sweep: points.first().map(|p| p.sweep.clone()),
                     sweeps: points.clone(),
                     rows: rows_for(configs, baseline_of, &metric, &samples),
@@ -185,29 +166,81 @@ pub fn blocks(
     out
 }
 
-/// (workload, point) of every `[[sweep]]` of the plan recorded in meta.json; None when
-/// the plan declares none (or its text is not a plan).
+/// The sweep points of `workload`: the `declared` ones, or by the name rule of format
+/// 0.1 (a stem with at least two sizes in `sweep_sizes`), then also the block size its
+/// name gives.
+fn sweep_of(
+    declared: Option<&[(String, SweepPoint)]>,
+    sweep_sizes: &BTreeMap<String, usize>,
+    workload: &str,
+) -> (Option<u64>, Vec<SweepPoint>) {
+    if let Some(points) = declared {
+        let mine = points
+            .iter()
+            .filter(|(w, _)| w == workload)
+            .map(|(_, p)| p.clone())
+            .collect();
+        return (None, mine);
+    }
+    match sweep_point(workload).filter(|(stem, _)| sweep_sizes.get(stem).copied().unwrap_or(0) >= 2)
+    {
+        Some((stem, bs)) => (
+            Some(bs),
+            vec![SweepPoint {
+                sweep: stem,
+                over: SweepOver::Bs,
+                x: bs as f64,
+            }],
+        ),
+        None => (None, Vec::new()),
+    }
+}
+
+/// (workload, point) of every sweep of a results directory; None when sweeps are to be
+/// read from the workload names (format 0.1 without `[[sweep]]`).
+///
+/// Format 0.2.0 on (`format_version` in meta.json): the sweeps recorded in meta.json,
+/// and nothing else (a plan without sweeps has none). Format 0.1: the `[[sweep]]`
+/// tables of the plan text, or None when it has none.
 fn declared_sweeps(dir: &ResultsDir) -> Option<Vec<(String, SweepPoint)>> {
+    let point = |name: &str, over: SweepOver, workload: &str, x: u64| {
+        (
+            workload.to_string(),
+            SweepPoint {
+                sweep: name.to_string(),
+                over,
+                x: x as f64,
+            },
+        )
+    };
+    if dir.meta.format_version.is_some() {
+        return Some(
+            dir.meta
+                .sweeps
+                .iter()
+                .flat_map(|s| {
+                    s.points
+                        .iter()
+                        .map(|p| point(&s.name, s.over, &p.workload, p.x))
+                })
+                .collect(),
+        );
+    }
     let plan: Plan = toml::from_str(&dir.meta.plan_text).ok()?;
-    if plan.sweep.is_empty() {
+    let sweeps = crate::record::SweepMeta::of_plan(&plan);
+    if sweeps.is_empty() {
         return None;
     }
-    let mut out = Vec::new();
-    for s in &plan.sweep {
-        for name in &s.workloads {
-            if let Some(x) = plan.workload(name).and_then(|w| s.x_of(w)) {
-                out.push((
-                    name.clone(),
-                    SweepPoint {
-                        sweep: s.name.clone(),
-                        over: s.over,
-                        x: x as f64,
-                    },
-                ));
-            }
-        }
-    }
-    Some(out)
+    Some(
+        sweeps
+            .iter()
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .map(|p| point(&s.name, s.over, &p.workload, p.x))
+            })
+            .collect(),
+    )
 }
 
 fn short_sha(sha: &str) -> &str {
@@ -290,96 +323,5 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_single_job_without_group_row_stands_for_its_run() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
-        let mut d = super::super::load::load(&dir).expect("fixture");
-        let with_group = measured(&d).len();
-        d.runs.retain(|r| r.job != GROUP_JOB);
-        assert_eq!(measured(&d).len(), with_group);
-        assert!(measured(&d).iter().all(|r| r.job != GROUP_JOB));
-    }
-
-    #[test]
-    fn sweeps_are_named_stem_dash_size() {
-        assert_eq!(sweep_point("randread-4k"), Some(("randread".into(), 4096)));
-        assert_eq!(
-            sweep_point("qd-sweep-64KiB"),
-            Some(("qd-sweep".into(), 65536))
-        );
-        assert_eq!(sweep_point("seq-write"), None);
-        assert_eq!(sweep_point("-4k"), None);
-        assert_eq!(sweep_point("randread-4x"), None);
-    }
-
-    #[test]
-    fn headline_is_iops_for_small_io_and_mb_per_s_otherwise() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
-        let r = build(&super::super::load::load(&dir).expect("fixture"), None).expect("build");
-        let headline = |w: &str| -> Vec<String> {
-            r.blocks
-                .iter()
-                .filter(|b| b.workload == w && b.headline)
-                .map(|b| b.metric.key.clone())
-                .collect()
-        };
-        assert_eq!(headline("seq-write"), vec!["mb_per_s"]);
-        assert_eq!(headline("randread-64k"), vec!["iops"]);
-        let sweep: Vec<_> = r.blocks.iter().filter_map(|b| b.sweep.clone()).collect();
-        assert!(sweep.iter().all(|s| s == "randread") && sweep.len() == 12);
-        assert_eq!(r.baseline, "max-sectors-512k");
-        assert_eq!(r.n_range(), (5, 5), "warm-ups are dropped");
-    }
-
-    /// A plan's [[sweep]] tables decide the sweeps, with x from the plan's jobs; the
-    /// workload names are not parsed (no `randread` sweep from `randread-4k` then).
-    #[test]
-    fn declared_sweeps_replace_the_name_rule() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-loop");
-        let mut d = super::super::load::load(&dir).expect("fixture");
-        let mut plan = String::from("name = \"p\"\n");
-        for (w, bs, qd) in [
-            ("seq-write", "1M", 1),
-            ("seq-read", "1M", 1),
-            ("randread-4k", "4k", 1),
-            ("randread-16k", "4k", 4),
-            ("randread-64k", "4k", 16),
-        ] {
-            plan.push_str(&format!(
-                "[[workload]]\nname = \"{w}\"\n[[workload.job]]\nname = \"j\"\nrw = \"randread\"\n\
-                 bs = \"{bs}\"\nengine = \"io_uring\"\niodepth = {qd}\n"
-            ));
-        }
-        plan.push_str(
-            "[[sweep]]\nname = \"by-depth\"\nover = \"iodepth\"\n\
-             workloads = [\"randread-4k\", \"randread-16k\", \"randread-64k\"]\n",
-        );
-        d.meta.plan_text = plan;
-        let r = build(&d, None).expect("build");
-        let points: Vec<(String, f64)> = r
-            .blocks
-            .iter()
-            .filter(|b| b.metric.key == "iops")
-            .flat_map(|b| b.sweeps.iter().map(|p| (b.workload.clone(), p.x)))
-            .collect();
-        assert_eq!(
-            points,
-            [
-                ("randread-4k".to_string(), 1.0),
-                ("randread-16k".to_string(), 4.0),
-                ("randread-64k".to_string(), 16.0)
-            ]
-        );
-        assert!(r
-            .blocks
-            .iter()
-            .flat_map(|b| &b.sweeps)
-            .all(|p| p.sweep == "by-depth" && p.over == SweepOver::Iodepth));
-    }
-}
+#[path = "results_tests.rs"]
+mod tests;

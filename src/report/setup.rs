@@ -143,6 +143,19 @@ pub fn job_words(job: &JobSpec) -> String {
     w.join(" ")
 }
 
+/// A size as iozone's `-r` and `-s` take it: a bare number is KiB ("in Kbytes"), `k`,
+/// `m` and `g` suffixes are KiB, MiB and GiB. A size that is not whole KiB cannot be
+/// given to iozone, and the words say so rather than print a number iozone would read
+/// 1024 times too large.
+fn iozone_size(bytes: u64) -> String {
+    for (shift, unit) in [(30, "g"), (20, "m"), (10, "k")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("<{bytes} bytes: not whole KiB, which iozone needs>")
+}
+
 /// `iozone -i 0 -i 2 -r 4k -s 100m -I -e`: `-i 0` for rw = "iozone" (not for
 /// "iozone-random"), -I for direct, -e for end_fsync.
 fn iozone_words(job: &JobSpec) -> String {
@@ -154,8 +167,8 @@ fn iozone_words(job: &JobSpec) -> String {
     };
     let mut w = format!(
         "iozone {tests} -r {} -s {}",
-        fio_size(job.bs).to_lowercase(),
-        fio_size(size).to_lowercase()
+        iozone_size(job.bs),
+        iozone_size(size)
     );
     if job.direct {
         w.push_str(" -I");
@@ -245,6 +258,16 @@ mod tests {
             "iozone -i 0 -i 2 -r 8k -s 1m"
         );
         assert_eq!(fio_size(1536), "1536");
+        // iozone reads a bare -r/-s number as KiB: sizes carry their suffix.
+        assert_eq!(
+            job_words(&job("rw = \"iozone\"\nbs = \"1M\"\nsize = \"3G\"")),
+            "iozone -i 0 -i 2 -r 1m -s 3g -I"
+        );
+        assert_eq!(iozone_size(1536 << 10), "1536k");
+        assert_eq!(
+            iozone_size(512),
+            "<512 bytes: not whole KiB, which iozone needs>"
+        );
         assert_eq!(hz(52_000_000), "52 MHz");
         assert_eq!(hz(25_500_000), "25.5 MHz");
     }

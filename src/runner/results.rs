@@ -122,6 +122,8 @@ impl Recording {
 pub fn new_meta(session: &Session) -> Meta {
     Meta {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        format_version: Some(crate::record::RESULTS_FORMAT.to_string()),
+        sweeps: crate::record::SweepMeta::of_plan(&session.plan),
         label: session.label.clone(),
         kernel_release: crate::device::capabilities::kernel_release(),
         kernel_cmdline: read_trimmed("/proc/cmdline").unwrap_or_default(),

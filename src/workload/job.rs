@@ -216,35 +216,93 @@ fn phases(job: &JobSpec, blocks: u64, seed: u64) -> Vec<Phase> {
     }]
 }
 
+/// One file the clones of a workload use, and what it must hold before they start.
+struct Layout<'a> {
+    path: PathBuf,
+    /// The end of the furthest region in it.
+    len: u64,
+    job: &'a JobSpec,
+    /// Only rw = "iozone" clones use it: iozone creates its file and its `-i 0` write
+    /// pass allocates it, so it starts empty.
+    iozone_only: bool,
+}
+
+/// The files of `clones` on a file or directory target, each once.
+fn layouts<'a>(clones: &'a [ClonePlan]) -> Vec<Layout<'a>> {
+    let mut out: Vec<Layout> = Vec::new();
+    for c in clones {
+        let iozone = c.job.rw == Rw::Iozone;
+        match out.iter_mut().find(|l| l.path == c.path) {
+            Some(l) => {
+                l.len = l.len.max(c.region_end());
+                l.iozone_only &= iozone;
+            }
+            None => out.push(Layout {
+                path: c.path.clone(),
+                len: c.region_end(),
+                job: &c.job,
+                iozone_only: iozone,
+            }),
+        }
+    }
+    out
+}
+
+/// A file target that rw = "iozone" shares with other jobs cannot both start empty
+/// (iozone's write pass allocates it) and hold the other jobs' data: refused.
+pub fn check_layout(workload: &str, clones: &[ClonePlan], target: &Target) -> Result<()> {
+    if target.kind != TargetKind::File {
+        return Ok(());
+    }
+    for l in layouts(clones) {
+        let iozone = clones
+            .iter()
+            .find(|c| c.path == l.path && c.job.rw == Rw::Iozone);
+        if let (false, Some(c)) = (l.iozone_only, iozone) {
+            bail!(
+                "workload '{workload}', job '{}': rw = \"iozone\" starts from an empty file \
+                 (its write pass allocates it) but other jobs of the workload use {} too: \
+                 give the iozone job a workload of its own, or use a directory target",
+                c.job.name,
+                target.path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Make sure every file a clone uses exists and holds data up to the end of its region
-/// (fio's layout step; reads of holes would measure nothing). Not timed. Returns the
-/// files this created inside a directory target, for removal afterwards.
+/// (fio's layout step; reads of holes would measure nothing), except the files of
+/// rw = "iozone" jobs: those are created or truncated to empty, as iozone does, so its
+/// `-i 0` write pass allocates the file (and the rewrite pass writes over it). Not
+/// timed. Block devices are left as they are (an iozone write pass there writes over
+/// existing blocks). Returns the files this created inside a directory target, for
+/// removal afterwards.
 pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBuf>> {
     let mut created = Vec::new();
     if target.kind == TargetKind::BlockDevice {
         return Ok(created);
     }
-    let mut needed: Vec<(PathBuf, u64, &JobSpec)> = Vec::new();
-    for c in clones {
-        match needed.iter_mut().find(|(p, _, _)| *p == c.path) {
-            Some(entry) => entry.1 = entry.1.max(c.region_end()),
-            None => needed.push((c.path.clone(), c.region_end(), &c.job)),
-        }
-    }
-    for (path, len, job) in needed {
+    for Layout {
+        path,
+        len,
+        job,
+        iozone_only,
+    } in layouts(clones)
+    {
         let existed = path.exists();
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
-            .truncate(false)
+            .truncate(iozone_only)
             .open(&path)
             .with_context(|| format!("cannot create {}", path.display()))?;
         if !existed && target.kind == TargetKind::Directory {
             created.push(path.clone());
         }
         let have = file.metadata()?.len();
-        if have >= len {
+        if iozone_only || have >= len {
             continue;
         }
         let chunk = 1 << 20;
@@ -323,6 +381,58 @@ mod tests {
             (halved[1].region_start, halved[1].region_blocks),
             (256 << 10, 4)
         );
+    }
+
+    #[test]
+    fn iozone_files_start_empty_and_others_are_laid_out() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, vec![7u8; 64 << 10]).unwrap();
+        let iozone =
+            spec("name = \"w\"\n[[job]]\nname = \"z\"\nrw = \"iozone\"\nsize = \"256k\"\n");
+        let target = Target::open(&file, false).unwrap();
+        let clones = plan_clones(&iozone, &target, &EngineOptions::default()).unwrap();
+        lay_out_files(&clones, &target).unwrap();
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().len(),
+            0,
+            "iozone's write pass allocates its file: truncated"
+        );
+        let target = Target::open(dir.path(), false).unwrap();
+        let both = spec(
+            "name = \"w\"\n[[job]]\nname = \"z\"\nrw = \"iozone\"\nsize = \"256k\"\n\
+             [[job]]\nname = \"r\"\nrw = \"iozone-random\"\nsize = \"256k\"\n",
+        );
+        let clones = plan_clones(&both, &target, &EngineOptions::default()).unwrap();
+        let created = lay_out_files(&clones, &target).unwrap();
+        let lens: Vec<u64> = created
+            .iter()
+            .map(|p| std::fs::metadata(p).unwrap().len())
+            .collect();
+        assert_eq!(
+            lens,
+            [0, 256 << 10],
+            "iozone -i 2 alone reads what is there"
+        );
+    }
+
+    #[test]
+    fn iozone_does_not_share_a_file_target_with_other_jobs() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let target = Target::open(&dir.path().join("f"), false).unwrap();
+        let w = spec(
+            "name = \"w\"\n[[job]]\nname = \"z\"\nrw = \"iozone\"\nsize = \"256k\"\n\
+             [[job]]\nname = \"r\"\nrw = \"read\"\nsize = \"256k\"\noffset = \"1M\"\n",
+        );
+        let clones = plan_clones(&w, &target, &EngineOptions::default()).unwrap();
+        let err = check_layout("w", &clones, &target).unwrap_err().to_string();
+        assert!(
+            err.contains("job 'z'") && err.contains("workload of its own"),
+            "{err}"
+        );
+        let dir_target = Target::open(dir.path(), false).unwrap();
+        let clones = plan_clones(&w, &dir_target, &EngineOptions::default()).unwrap();
+        check_layout("w", &clones, &dir_target).unwrap();
     }
 
     #[test]

@@ -117,6 +117,7 @@ fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result
         target.check_write(&format!("workload '{}'", spec.name))?;
     }
     let clones = job::plan_clones(spec, target, opts)?;
+    job::check_layout(&spec.name, &clones, target)?;
     if spec.uses_ioctl() {
         ioctl::setup::check(&spec.name, &clones, target, opts)?;
     }
@@ -144,9 +145,13 @@ pub fn run_workload(
         origin: OnceLock::new(),
         cancel: &opts.cancel,
         sibling_failed: AtomicBool::new(false),
-        window: spec
-            .shared_window
-            .then(|| window::Window::counter(clones.len())),
+        window: spec.shared_window.then(|| {
+            let flushing = clones
+                .iter()
+                .filter(|c| c.phases.iter().any(|p| ends_with_fsync(c, p)))
+                .count();
+            window::Window::counter(clones.len(), flushing)
+        }),
     };
     let done = run_clones(&clones, files, &shared)?;
     let origin = shared.origin.get().copied().unwrap_or_else(Instant::now);
@@ -198,8 +203,9 @@ struct Shared<'a> {
     cancel: &'a AtomicBool,
     /// Set when a clone fails, so the others stop.
     sibling_failed: AtomicBool,
-    /// `shared_window = true`: clones not yet handed their own amount of I/O.
-    window: Option<Arc<std::sync::atomic::AtomicUsize>>,
+    /// `shared_window = true`: clones not yet handed their own amount of I/O, and
+    /// writers not yet through their end_fsync.
+    window: Option<Arc<window::Counts>>,
 }
 
 /// Runs one thread per clone; returns their outcomes in clone order, or the first real
@@ -402,7 +408,9 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
             recorder.start_clock(direction, Instant::now());
         }
         // In a shared window the amount only says when this clone may let the window
-        // end; it goes on (wrapping) until every clone has had its amount.
+        // end; it goes on (wrapping) until every clone has had its amount and every
+        // writer's end_fsync has returned.
+        let fsync_at_end = ends_with_fsync(plan, phase);
         let mut gen = OffsetGen::new(
             phase.order,
             plan.region_start,
@@ -417,16 +425,17 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
             phase.seed,
         );
         if let Some(short) = &shared.window {
-            gen = gen.in_window(window::Window::new(short.clone(), phase.ops));
+            gen = gen.in_window(window::Window::new(short.clone(), phase.ops, fsync_at_end));
         }
         match &mut engine {
             EngineImpl::Sync(e) => e.run(&mut io, &mut gen, &mut recorder)?,
             EngineImpl::Uring(e) => e.run(&mut io, &mut gen, &mut recorder)?,
             EngineImpl::Ioctl(e) => e.run(&mut io, &mut gen, &mut recorder)?,
         }
-        if job.end_fsync && phase.read_percent < 100 {
+        if fsync_at_end {
             io.fsync()?;
             recorder.extend_end(Direction::Write, Instant::now());
+            gen.window_flushed();
         }
     }
     Ok(CloneOutcome {
@@ -436,6 +445,11 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
         writer: io.writer,
         checker: io.checker,
     })
+}
+
+/// The clone fsyncs when `phase` is done (end_fsync, and the phase writes).
+fn ends_with_fsync(plan: &ClonePlan, phase: &job::Phase) -> bool {
+    plan.job.end_fsync && phase.read_percent < 100
 }
 
 /// CPU time of the calling thread (user + system), seconds.

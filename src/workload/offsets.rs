@@ -79,6 +79,13 @@ impl OffsetGen {
         self
     }
 
+    /// The clone's end_fsync has returned: the shared window need not wait for it.
+    pub fn window_flushed(&mut self) {
+        if let Some(w) = &mut self.window {
+            w.flushed();
+        }
+    }
+
     /// Whether a sequential pass wrapped back to the start of the region since the last
     /// call (a buffered job then drops its clean cache: re-reads would be page-cache hits).
     pub fn take_wrapped(&mut self) -> bool {

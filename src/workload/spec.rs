@@ -48,7 +48,8 @@ pub enum Rw {
     /// iozone `-i 0 -i 2`: the write and rewrite passes of `-i 0` (sequential, every
     /// record, each its own clock, reported as the jobs `<job>:write` and
     /// `<job>:rewrite`), then the random read and random write passes of `-i 2` (the
-    /// job's own read and write rows, and the group's).
+    /// job's own read and write rows, and the group's). Files start empty, so the write
+    /// pass allocates them; on a block device it writes over the blocks already there.
     #[serde(rename = "iozone")]
     Iozone,
 }

@@ -1,56 +1,96 @@
 //! A workload's shared time window (`shared_window = true`): every job keeps going,
 //! wrapping around its region as `time_based` does, until the job with the most to do
-//! has done its amount of I/O (`size` / `io_size`, or `runtime`); all jobs are then
-//! measured over the same stretch of time, so each job's throughput is what it got while
-//! the others ran. Without it, each job stops at its own amount and a job that finishes
-//! early leaves the others running alone (fio's default; fio gets a shared window with
-//! `time_based` and one `runtime` for every job).
+//! has done its amount of I/O (`size` / `io_size`, or `runtime`) and every writer with
+//! `end_fsync` has flushed what it wrote; all jobs are then measured over the same
+//! stretch of time, so each job's throughput is what it got while the others ran.
+//! Without it, each job stops at its own amount and a job that finishes early leaves
+//! the others running alone (fio's default; fio gets a shared window with `time_based`
+//! and one `runtime` for every job).
+//!
+//! The flush belongs to the window: a buffered writer's data mostly reaches the device
+//! during its end_fsync, so the other jobs keep going until it returns (a reader
+//! stopped before it would be measured while the device is not writing). A writer that
+//! flushes stops writing when every clone has its amount, then flushes while the
+//! others go on.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// What the clones of one workload share: who still holds the window open.
+#[derive(Debug)]
+pub struct Counts {
+    /// Clones that have not yet been handed their own amount.
+    short: AtomicUsize,
+    /// Clones with an end_fsync that have not yet flushed after their last write.
+    unflushed: AtomicUsize,
+}
+
 /// One clone's part of a shared window: counts the clone as done when it has been
-/// handed its own amount of I/O, or when it stops for any other reason (its runtime,
-/// an error, a signal: on drop), and says when every clone is done.
+/// handed its own amount of I/O, and as flushed after its end_fsync, or both when it
+/// stops for any other reason (its runtime, an error, a signal: on drop); says when the
+/// window is over.
 #[derive(Debug)]
 pub struct Window {
-    /// Clones of the workload that have not yet been handed their own amount.
-    short: Arc<AtomicUsize>,
+    counts: Arc<Counts>,
     /// This clone's own amount of I/O (u64::MAX: time_based, done at its runtime).
     own_ops: u64,
+    /// This clone ends with an fsync that the window waits for.
+    flushes: bool,
     handed: u64,
     counted: bool,
+    flush_counted: bool,
 }
 
 impl Window {
-    /// A counter for `clones` clones, to share among their windows.
-    pub fn counter(clones: usize) -> Arc<AtomicUsize> {
-        Arc::new(AtomicUsize::new(clones))
+    /// The counts for `clones` clones, `flushing` of them writers with an end_fsync,
+    /// to share among their windows.
+    pub fn counter(clones: usize, flushing: usize) -> Arc<Counts> {
+        Arc::new(Counts {
+            short: AtomicUsize::new(clones),
+            unflushed: AtomicUsize::new(flushing),
+        })
     }
 
-    pub fn new(short: Arc<AtomicUsize>, own_ops: u64) -> Window {
+    /// `flushes`: this clone is one of the counter's `flushing` writers; it calls
+    /// [`Window::flushed`] after its end_fsync.
+    pub fn new(counts: Arc<Counts>, own_ops: u64, flushes: bool) -> Window {
         Window {
-            short,
+            counts,
             own_ops,
+            flushes,
             handed: 0,
             counted: false,
+            flush_counted: !flushes,
         }
     }
 
     fn count_done(&mut self) {
         if !self.counted {
             self.counted = true;
-            self.short.fetch_sub(1, Ordering::AcqRel);
+            self.counts.short.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
-    /// Whether this clone may be handed another I/O (false: the window is over).
+    /// The clone's end_fsync has returned (its writes are on the device).
+    pub fn flushed(&mut self) {
+        if !self.flush_counted {
+            self.flush_counted = true;
+            self.counts.unflushed.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether this clone may be handed another I/O (false: the window is over for it;
+    /// a clone that flushes stops when every clone has its amount, the others when the
+    /// flushes are done too).
     #[inline]
     pub fn may_go_on(&mut self) -> bool {
         if self.handed >= self.own_ops {
             self.count_done();
         }
-        if self.counted && self.short.load(Ordering::Acquire) == 0 {
+        if self.counted
+            && self.counts.short.load(Ordering::Acquire) == 0
+            && (self.flushes || self.counts.unflushed.load(Ordering::Acquire) == 0)
+        {
             return false;
         }
         self.handed += 1;
@@ -61,6 +101,7 @@ impl Window {
 impl Drop for Window {
     fn drop(&mut self) {
         self.count_done();
+        self.flushed();
     }
 }
 
@@ -70,9 +111,9 @@ mod tests {
 
     #[test]
     fn the_window_ends_when_the_longest_clone_has_its_amount() {
-        let short = Window::counter(2);
-        let mut a = Window::new(short.clone(), 2);
-        let mut b = Window::new(short.clone(), 5);
+        let short = Window::counter(2, 0);
+        let mut a = Window::new(short.clone(), 2, false);
+        let mut b = Window::new(short.clone(), 5, false);
         // a has its 2, then keeps going while b is short of its 5.
         let a_ios = (0..4).filter(|_| a.may_go_on()).count();
         assert_eq!(a_ios, 4);
@@ -87,11 +128,46 @@ mod tests {
 
     #[test]
     fn a_clone_that_stops_early_does_not_hold_the_others() {
-        let short = Window::counter(2);
-        let mut a = Window::new(short.clone(), 1);
-        let b = Window::new(short.clone(), u64::MAX);
+        let short = Window::counter(2, 0);
+        let mut a = Window::new(short.clone(), 1, false);
+        let b = Window::new(short.clone(), u64::MAX, false);
         assert!(a.may_go_on() && a.may_go_on(), "b still running");
         drop(b); // its runtime ended, or it failed
         assert!(!a.may_go_on());
+    }
+
+    #[test]
+    fn the_others_go_on_while_the_last_writer_flushes() {
+        let counts = Window::counter(2, 1);
+        let mut reader = Window::new(counts.clone(), 1, false);
+        let mut writer = Window::new(counts.clone(), 3, true);
+        assert!(reader.may_go_on() && reader.may_go_on(), "writer short");
+        assert_eq!((0..4).filter(|_| writer.may_go_on()).count(), 3);
+        // Every clone has its amount: the writer stops and flushes, the reader goes on.
+        assert!(!writer.may_go_on());
+        assert!(
+            reader.may_go_on(),
+            "the writer's end_fsync is inside the window"
+        );
+        writer.flushed();
+        assert!(!reader.may_go_on(), "flushed: the window is over");
+    }
+
+    #[test]
+    fn a_writer_that_has_its_amount_first_keeps_writing_then_flushes() {
+        let counts = Window::counter(2, 1);
+        let mut writer = Window::new(counts.clone(), 1, true);
+        let mut reader = Window::new(counts.clone(), 3, false);
+        assert_eq!((0..3).filter(|_| writer.may_go_on()).count(), 3);
+        assert_eq!((0..3).filter(|_| reader.may_go_on()).count(), 3);
+        assert!(writer.may_go_on(), "the reader has not been counted yet");
+        assert!(
+            reader.may_go_on(),
+            "the reader has its amount, the writer flushes"
+        );
+        assert!(!writer.may_go_on(), "everyone has the amount: flush now");
+        assert!(reader.may_go_on());
+        drop(writer); // its fsync failed, or it returned
+        assert!(!reader.may_go_on());
     }
 }

@@ -36,3 +36,20 @@ pub fn ok(out: Output) -> String {
     );
     String::from_utf8(out.stdout).expect("utf-8")
 }
+
+/// Columns of a line of mail text (the report's `report.txt`).
+pub const MAX_COLUMNS: usize = 72;
+
+/// Mail text: every line at most [`MAX_COLUMNS`], ASCII, no trailing blanks.
+pub fn assert_mail_text(text: &str) {
+    for (i, line) in text.lines().enumerate() {
+        assert!(
+            line.len() <= MAX_COLUMNS,
+            "line {} is {} columns (> {MAX_COLUMNS}): {line:?}",
+            i + 1,
+            line.len()
+        );
+        assert!(line.is_ascii(), "line {} is not ASCII: {line:?}", i + 1);
+        assert_eq!(line, line.trim_end(), "trailing blanks on line {}", i + 1);
+    }
+}

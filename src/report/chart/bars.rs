@@ -1,7 +1,7 @@
 //! Grouped bars: one panel per workload x direction, one bar per config (mean), 95% CI
 //! error bars when n > 1, the change against A written above each other bar.
 
-use super::{color, file_stem, frame, legend_and_cells, Chart, FONT};
+use super::{color, draw_legend_grid, file_stem, Chart, FONT};
 use crate::report::model::{format_pct, format_value, Report};
 use crate::stats::Verdict;
 use plotters::coord::combinators::BindKeyPoints;
@@ -73,11 +73,7 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                         .iter()
                         .map(|r| Bar {
                             config: r.config.clone(),
-                            color_index: report
-                                .configs
-                                .iter()
-                                .position(|c| c == &r.config)
-                                .unwrap_or(0),
+                            color_index: super::config_index(report, &r.config),
                             mean: r.summary.mean,
                             ci: r
                                 .summary
@@ -230,16 +226,18 @@ impl Chart for BarChart {
         &self,
         root: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let area = frame(root, &self.title, &self.caption)?;
         let entries = self
             .panels
             .iter()
             .flat_map(|p| &p.bars)
             .map(|b| (b.color_index, b.config.as_str()));
-        let cells = legend_and_cells(&area, entries, self.grid())?;
-        for (cell, panel) in cells.iter().zip(&self.panels) {
-            draw_panel(cell, panel, self.published)?;
-        }
-        Ok(())
+        draw_legend_grid(
+            root,
+            (&self.title, &self.caption),
+            entries,
+            self.grid(),
+            &self.panels,
+            |cell, panel| draw_panel(cell, panel, self.published),
+        )
     }
 }

@@ -2,7 +2,7 @@
 //! per config (latency.csv) here; throughput over time in [`super::throughput`], sweeps
 //! in [`super::sweep`], probes in [`super::probe`].
 
-use super::{color, file_stem, frame, Chart, ChartInput, FONT};
+use super::{color, config_index, file_stem, frame, size_label, Chart, ChartInput, FONT};
 use crate::report::model::Report;
 use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -47,10 +47,6 @@ pub struct LineChart {
     pub title: String,
     pub caption: String,
     pub panels: Vec<LinePanel>,
-}
-
-pub fn config_index(report: &Report, config: &str) -> usize {
-    report.configs.iter().position(|c| c == config).unwrap_or(0)
 }
 
 /// Lines with a legend entry on the first line of each config.
@@ -146,17 +142,6 @@ pub fn nice_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
-fn size_label(bytes: f64) -> String {
-    let b = bytes.round() as u64;
-    if b >= 1 << 20 && b % (1 << 20) == 0 {
-        format!("{}M", b >> 20)
-    } else if b >= 1024 && b % 1024 == 0 {
-        format!("{}k", b >> 10)
-    } else {
-        format!("{b}")
-    }
-}
-
 /// Width of the y label area of line charts.
 const Y_LABEL_PX: u32 = 70;
 
@@ -230,6 +215,38 @@ fn thin_ticks(mut candidates: Vec<(f64, u8)>, lo: f64, hi: f64, width_px: f64) -
     ticks
 }
 
+/// A tick label of the x axis at `v` (on log2 axes `v` is log2 of the value: only
+/// powers of two are labelled).
+fn x_label(axis: Axis, v: f64) -> String {
+    let whole = (v - v.round()).abs() < 1e-6;
+    match axis {
+        Axis::LogSize if whole => size_label(2f64.powf(v.round()) as u64),
+        Axis::Log2 if whole => axis_value(2f64.powf(v.round())),
+        Axis::LogSize | Axis::Log2 => String::new(),
+        _ => axis_value(v),
+    }
+}
+
+type MarkLine = PathElement<(f64, f64)>;
+type MarkText = Text<'static, (f64, f64), String>;
+
+/// A vertical grey line at `x` with its label above it (a probe's estimate).
+fn mark(x: f64, label: &str, (y_low, y_top): (f64, f64)) -> (MarkLine, MarkText) {
+    let line = PathElement::new(
+        vec![(x, y_low), (x, y_low + (y_top - y_low) * 0.86)],
+        BLACK.mix(0.55).stroke_width(2),
+    );
+    let style = TextStyle::from((FONT, 14).into_font())
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
+    let text = Text::new(
+        label.to_string(),
+        (x, y_low + (y_top - y_low) * 0.92),
+        style,
+    );
+    (line, text)
+}
+
 fn draw_panel<DB, X>(
     area: &DrawingArea<DB, Shift>,
     panel: &LinePanel,
@@ -258,12 +275,7 @@ where
     }
     mesh.x_desc(panel.x_desc.as_str())
         .y_desc(panel.y_desc.as_str())
-        .x_label_formatter(&|v| match axis {
-            Axis::LogSize if (v - v.round()).abs() < 1e-6 => size_label(2f64.powf(v.round())),
-            Axis::Log2 if (v - v.round()).abs() < 1e-6 => axis_value(2f64.powf(v.round())),
-            Axis::LogSize | Axis::Log2 => String::new(),
-            _ => axis_value(*v),
-        })
+        .x_label_formatter(&|v| x_label(axis, *v))
         .y_label_formatter(&|v| axis_value(*v))
         .label_style((FONT, 13))
         .draw()?;
@@ -295,19 +307,9 @@ where
         }))?;
     }
     for (x, label) in &panel.marks {
-        let grey = BLACK.mix(0.55);
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(tx(*x), y_low), (tx(*x), y_low + (y_top - y_low) * 0.86)],
-            grey.stroke_width(2),
-        )))?;
-        let style = TextStyle::from((FONT, 14).into_font())
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Bottom));
-        chart.draw_series(std::iter::once(Text::new(
-            label.clone(),
-            (tx(*x), y_low + (y_top - y_low) * 0.92),
-            style,
-        )))?;
+        let (line, text) = mark(tx(*x), label, (y_low, y_top));
+        chart.draw_series(std::iter::once(line))?;
+        chart.draw_series(std::iter::once(text))?;
     }
     if panel.lines.iter().all(|l| l.label.is_none()) {
         return Ok(());
@@ -432,67 +434,5 @@ impl Chart for LineChart {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// No two tick labels of a log axis overlap, for ranges from a third of a decade to
-    /// six decades and plot widths from 200 to 1400 px (9000 and 10000 collided before).
-    #[test]
-    fn log_tick_labels_never_collide() {
-        let mut ranges = vec![(700.0, 3500.0), (3000.0, 15000.0), (8000.0, 11000.0)];
-        for lo in [1.0, 3.0, 7.0, 45.0, 900.0, 8500.0] {
-            for decades in [0.15, 0.3, 0.7, 1.0, 1.7, 2.5, 4.0, 6.0] {
-                ranges.push((lo, lo * 10f64.powf(decades)));
-            }
-        }
-        for (lo, hi) in ranges {
-            for width in [200.0, 300.0, 420.0, 670.0, 1400.0] {
-                let ticks = log_ticks(lo, hi, width);
-                assert!(ticks.len() >= 2, "{lo}..{hi} at {width}px: {ticks:?}");
-                let span = (hi / lo).ln();
-                let edges: Vec<(f64, f64)> = ticks
-                    .iter()
-                    .map(|v| {
-                        let x = (v / lo).ln() / span * width;
-                        let half = axis_value(*v).len() as f64 * TICK_CHAR_PX / 2.0;
-                        (x - half, x + half)
-                    })
-                    .collect();
-                for w in edges.windows(2) {
-                    assert!(
-                        w[0].1 + TICK_GAP_PX <= w[1].0,
-                        "{lo}..{hi} at {width}px: labels of {ticks:?} overlap"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn nice_ticks_step_by_1_2_5() {
-        assert_eq!(
-            nice_ticks(0.0, 35000.0, 6),
-            vec![0.0, 10000.0, 20000.0, 30000.0]
-        );
-        assert_eq!(nice_ticks(0.0, 4.3, 6), vec![0.0, 1.0, 2.0, 3.0, 4.0]);
-    }
-
-    #[test]
-    fn log_ticks_label_narrow_and_wide_ranges() {
-        assert_eq!(
-            log_ticks(3.0, 600.0, 670.0),
-            vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
-        );
-        assert_eq!(
-            log_ticks(700.0, 3500.0, 670.0),
-            vec![700.0, 800.0, 900.0, 1000.0, 2000.0, 3000.0]
-        );
-        let narrow = log_ticks(1100.0, 1900.0, 670.0);
-        assert_eq!(narrow.len(), 4);
-        assert!(
-            narrow.iter().all(|v| (1100.0..=1900.0).contains(v)),
-            "{narrow:?}"
-        );
-        assert!(narrow.windows(2).all(|w| w[0] < w[1]), "{narrow:?}");
-    }
-}
+#[path = "lines_tests.rs"]
+mod tests;

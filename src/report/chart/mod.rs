@@ -73,6 +73,25 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// A config's colour index: its place in the report (the same colour in every chart).
+pub fn config_index(report: &Report, config: &str) -> usize {
+    report.configs.iter().position(|c| c == config).unwrap_or(0)
+}
+
+/// A size on an axis or under a bar: `4k`, `512k`, `1M`, `2G`, `1.5k`, `512` (bytes).
+pub fn size_label(bytes: u64) -> String {
+    for (shift, unit) in [(30, "G"), (20, "M"), (10, "k")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    if bytes >= 1024 {
+        format!("{:.1}k", bytes as f64 / 1024.0)
+    } else {
+        bytes.to_string()
+    }
+}
+
 /// What every chart kind gets: the report plus the runs.csv rows, throughput bins and
 /// latency points of measured (non-warm-up) runs, config names as in the report.
 pub struct ChartInput<'a> {
@@ -221,6 +240,27 @@ pub fn legend_and_cells<'a, DB: DrawingBackend>(
         x += 44 + (name.chars().count() as f64 * 7.5) as i32;
     }
     Ok(rest.split_evenly(grid))
+}
+
+/// Drawing a panel of a chart into its cell.
+pub type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// The frame (title, caption), the legend of config colours and one cell per panel:
+/// the drawing the bar charts (`bars-*`, `request-sizes`) share.
+pub fn draw_legend_grid<'a, DB: DrawingBackend, P>(
+    root: &DrawingArea<DB, Shift>,
+    (title, caption): (&str, &str),
+    entries: impl Iterator<Item = (usize, &'a str)>,
+    grid: (usize, usize),
+    panels: &[P],
+    draw: impl Fn(&DrawingArea<DB, Shift>, &P) -> DrawResult<DB>,
+) -> DrawResult<DB> {
+    let area = frame(root, title, caption)?;
+    let cells = legend_and_cells(&area, entries, grid)?;
+    for (cell, panel) in cells.iter().zip(panels) {
+        draw(cell, panel)?;
+    }
+    Ok(())
 }
 
 /// Render every chart kind that has data; returns the file names written.

@@ -68,6 +68,7 @@ fn open_au_panel(record: &ProbeRecord) -> LinePanel {
                 let mut pts: Vec<(f64, f64)> = run
                     .points
                     .iter()
+                    .filter(|p| p.measured())
                     .map(|p| (p.size as f64, p.mb_per_s))
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));

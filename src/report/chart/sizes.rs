@@ -2,7 +2,7 @@
 //! grouped bars per size with one bar per config (share of its requests, pooled over the
 //! measured runs), from the report's evidence (traced runs only).
 
-use super::{color, frame, legend_and_cells, Chart, FONT};
+use super::{color, draw_legend_grid, size_label, Chart, FONT};
 use crate::report::evidence::EvidenceBlock;
 use crate::report::model::Report;
 use plotters::coord::Shift;
@@ -34,19 +34,6 @@ pub struct SizeChart {
     title: String,
     caption: String,
     panels: Vec<Panel>,
-}
-
-/// `4K`, `512K`, `1M`, `512`.
-fn size_label(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
-        format!("{}M", bytes >> 20)
-    } else if bytes >= 1024 && bytes % 1024 == 0 {
-        format!("{}K", bytes >> 10)
-    } else if bytes >= 1024 {
-        format!("{:.1}K", bytes as f64 / 1024.0)
-    } else {
-        bytes.to_string()
-    }
 }
 
 /// Size classes of a block: every size when there are few, else powers of two (a
@@ -101,11 +88,7 @@ pub fn size_chart(report: &Report) -> Option<(String, SizeChart)> {
                     }
                     Series {
                         config: r.config.clone(),
-                        color_index: report
-                            .configs
-                            .iter()
-                            .position(|c| c == &r.config)
-                            .unwrap_or(0),
+                        color_index: super::config_index(report, &r.config),
                         percent: (0..classes.len())
                             .map(|i| {
                                 *counts.get(&i).unwrap_or(&0) as f64 * 100.0 / total.max(1) as f64
@@ -190,17 +173,19 @@ impl Chart for SizeChart {
         &self,
         root: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let area = frame(root, &self.title, &self.caption)?;
         let entries = self
             .panels
             .iter()
             .flat_map(|p| &p.series)
             .map(|s| (s.color_index, s.config.as_str()));
-        let cells = legend_and_cells(&area, entries, self.grid())?;
-        for (cell, panel) in cells.iter().zip(&self.panels) {
-            draw_panel(cell, panel)?;
-        }
-        Ok(())
+        draw_legend_grid(
+            root,
+            (&self.title, &self.caption),
+            entries,
+            self.grid(),
+            &self.panels,
+            draw_panel,
+        )
     }
 }
 
@@ -210,10 +195,11 @@ mod tests {
 
     #[test]
     fn labels_and_classes() {
-        assert_eq!(size_label(4096), "4K");
-        assert_eq!(size_label(512 * 1024), "512K");
+        assert_eq!(size_label(4096), "4k");
+        assert_eq!(size_label(512 * 1024), "512k");
         assert_eq!(size_label(1 << 20), "1M");
-        assert_eq!(size_label(1536), "1.5K");
+        assert_eq!(size_label(3 << 30), "3G");
+        assert_eq!(size_label(1536), "1.5k");
         assert_eq!(size_label(512), "512");
     }
 }

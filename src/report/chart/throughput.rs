@@ -2,7 +2,8 @@
 //! as recorded (0.1 s and wider), and a note for write workloads whose runs are too
 //! short to show a trend.
 
-use super::lines::{config_index, label_first, Axis, Line, LineChart, LinePanel};
+use super::config_index;
+use super::lines::{label_first, Axis, Line, LineChart, LinePanel};
 use super::{file_stem, ChartInput};
 use crate::record::{SeriesRow, GROUP_JOB};
 use crate::workload::result::Direction;
