@@ -129,6 +129,17 @@ pub enum PackedError {
     TooManyBlocks { blocks: u64 },
     #[error("the header buffer has {got} bytes, the card's header needs {need}")]
     HeaderBuffer { got: usize, need: usize },
+    #[error(
+        "entry {index}: sectors {sector}..+{sectors} lie outside the region the job may write \
+         (sectors {start}..{end}); nothing was sent"
+    )]
+    OutsideRegion {
+        index: usize,
+        sector: u64,
+        sectors: u32,
+        start: u64,
+        end: u64,
+    },
 }
 
 impl CardFormat {
@@ -239,6 +250,59 @@ pub fn build(format: CardFormat, entries: &[Entry]) -> Result<PackedWrite, Packe
     let mut header = vec![0u8; format.header_bytes()];
     let args = write_header(format, entries, &mut header)?;
     Ok(PackedWrite { header, args })
+}
+
+/// Splits writes, in the order they are to go, into commands that never write outside
+/// `region` (512-byte sectors of the node: the job's `offset..offset + size`). Each range
+/// of `entries` is one command: packed when it holds two or more, else a plain write.
+///
+/// Every entry must lie inside the region (else `Err` and nothing is to be sent). So must
+/// the whole transfer read as one plain write from the first entry's sector, header and
+/// data (`blocks` sectors): that is what a card that ignores the packed bit (one without
+/// packed commands, sent them with `--force`) stores. A command that would reach past the
+/// region's end is cut short, and the writes that did not fit go in the next command (a
+/// plain write when only one fits). At most `max_entries` (at least 1) per command.
+pub fn split_in_region(
+    format: CardFormat,
+    entries: &[Entry],
+    max_entries: usize,
+    region: &std::ops::Range<u64>,
+) -> Result<Vec<std::ops::Range<usize>>, PackedError> {
+    for (index, entry) in entries.iter().enumerate() {
+        let end = entry.sector.checked_add(u64::from(entry.sectors));
+        if entry.sector < region.start || end.is_none_or(|end| end > region.end) {
+            return Err(PackedError::OutsideRegion {
+                index: index + 1,
+                sector: entry.sector,
+                sectors: entry.sectors,
+                start: region.start,
+                end: region.end,
+            });
+        }
+    }
+    let header = u64::from(format.header_blocks());
+    let mut commands = Vec::new();
+    let mut from = 0;
+    while from < entries.len() {
+        let first = entries[from].sector;
+        let most = (entries.len() - from).min(max_entries.max(1));
+        // The longest run from `from` whose plain-write reading stays inside.
+        let mut n = most;
+        while n >= 2 {
+            let data: Option<u64> = entries[from..from + n]
+                .iter()
+                .try_fold(header, |sum, e| sum.checked_add(u64::from(e.sectors)));
+            let end = data.and_then(|data| first.checked_add(data));
+            if end.is_some_and(|end| end <= region.end) {
+                break;
+            }
+            n -= 1;
+        }
+        let n = n.max(1);
+        commands.push(from..from + n);
+        from += n;
+    }
+    Ok(commands)
 }
 
 /// What the card says about a packed command, from EXT_CSD (Linux 4.9

@@ -357,8 +357,14 @@ fn new_engine(plan: &ClonePlan, file: &File, shared: &Shared) -> Result<EngineIm
                 .mmc
                 .clone()
                 .ok_or_else(|| anyhow::anyhow!("the ioctl engine has no card"))?;
-            ioctl::IoctlEngine::new(access, job, seed, shared.force)
-                .map(|e| EngineImpl::Ioctl(Box::new(e)))
+            ioctl::IoctlEngine::new(
+                access,
+                job,
+                plan.region_start..plan.region_end(),
+                seed,
+                shared.force,
+            )
+            .map(|e| EngineImpl::Ioctl(Box::new(e)))
         }
     }
 }
