@@ -167,7 +167,7 @@ echo $? > /out/unwritten.status
 cat {STAT} > /out/stat-before
 mmcab run /workloads/packed-ioctl.toml --device /dev/mmcblk0 --allow-write 2> /out/plan.err
 echo $? > /out/plan.status
-mmcab probe packed /dev/mmcblk0 --allow-write 2> /out/probe.err
+mmcab probe packed /dev/mmcblk0 --allow-write --offset 32M 2> /out/probe.err
 echo $? > /out/probe.status
 cat {STAT} > /out/stat-after
 dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=8192 count=17 2>/dev/null | md5sum > /out/region-before
@@ -344,7 +344,7 @@ fn refusals_that_need_no_card() {
         err.contains("config a: `packed` applies to jobs with engine = \"ioctl\""),
         "{err}"
     );
-    let (status, err) = mmcab(&["probe", "packed", &ioctl, "--allow-write"]);
+    let (status, err) = mmcab(&["probe", "packed", &ioctl, "--allow-write", "--offset", "1M"]);
     assert_eq!(status, Some(1));
     assert!(
         err.contains("not an MMC/SD block device: it is a regular file"),

@@ -239,6 +239,40 @@ fn read_only(sys: &Path) -> Option<String> {
     None
 }
 
+/// A card as the unit tests of its users see it: sector-addressed, 16 GiB, 512 KiB per
+/// command, no device behind it (`node` /dev/mmcblk0).
+#[cfg(test)]
+pub(crate) fn test_access(rev: u8, max_packed: u8, large_sector: bool) -> RawAccess {
+    let mut raw = [0u8; 512];
+    raw[192] = rev;
+    raw[EXT_CSD_MAX_PACKED_WRITES] = max_packed;
+    RawAccess {
+        node: "/dev/mmcblk0".into(),
+        paths: MmcPaths {
+            dev_node: "/dev/mmcblk0".into(),
+            disk: "mmcblk0".into(),
+            block_sysfs: "/sys/block/mmcblk0".into(),
+            card_sysfs: "/c".into(),
+            card: "mmc0:0001".into(),
+            host: "mmc0".into(),
+            host_debugfs: "/d".into(),
+            card_debugfs: "/d/c".into(),
+        },
+        ext_csd: ExtCsd { raw },
+        format: CardFormat {
+            addressing: Addressing::Sector,
+            large_sector,
+        },
+        addressing_source: String::new(),
+        max_cmd_bytes: 512 * 1024,
+        max_cmd_bytes_source: "MMC_IOC_MAX_BYTES (512 KiB per command)".into(),
+        size_bytes: 1 << 34,
+        read_only: None,
+        kernel_release: "7.2.13".into(),
+        rca: 1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
