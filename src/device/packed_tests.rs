@@ -334,3 +334,20 @@ fn an_entry_outside_the_region_is_refused() {
     }];
     assert!(split_in_region(format, &wrapping, 8, &(0..u64::MAX)).is_err());
 }
+
+#[test]
+fn packed_writes_need_emmc_4_5_and_a_max() {
+    assert_eq!(packed_writes(8, 60), Ok(60));
+    assert_eq!(packed_writes(6, 1), Ok(1));
+    let old = packed_writes(3, 0).unwrap_err();
+    assert_eq!(old, NoPackedWrites::OldCard { rev: 3 });
+    assert!(
+        old.to_string()
+            .starts_with("the card does not support packed commands (EXT_CSD_REV 3"),
+        "{old}"
+    );
+    // An old card's MAX_PACKED_WRITES byte means nothing (a reserved byte before 4.5).
+    assert!(packed_writes(5, 32).is_err());
+    let none = packed_writes(7, 0).unwrap_err();
+    assert!(none.to_string().contains("MAX_PACKED_WRITES 0"), "{none}");
+}

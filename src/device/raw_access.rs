@@ -18,7 +18,9 @@
 
 use super::capabilities::kernel_release;
 use super::ext_csd::ExtCsd;
-use super::packed::{Addressing, CardFormat, EXT_CSD_DATA_SECTOR_SIZE, EXT_CSD_MAX_PACKED_WRITES};
+use super::packed::{
+    packed_writes, Addressing, CardFormat, EXT_CSD_DATA_SECTOR_SIZE, EXT_CSD_MAX_PACKED_WRITES,
+};
 use super::sysfs::read_trimmed;
 use super::{discover, ioctl, MmcPaths};
 use anyhow::{bail, Context, Result};
@@ -138,20 +140,12 @@ impl RawAccess {
     /// EXT_CSD MAX_PACKED_WRITES when the card takes packed writes, else the reason
     /// (EXT_CSD_REV < 6, eMMC 4.5, or MAX_PACKED_WRITES = 0).
     pub fn max_packed_writes(&self) -> Result<usize, String> {
-        let rev = self.ext_csd.rev();
-        let max = self.ext_csd.raw[EXT_CSD_MAX_PACKED_WRITES];
-        if rev < 6 {
-            return Err(format!(
-                "the card does not support packed commands (EXT_CSD_REV {rev}, packed commands \
-                 need >= 6, eMMC 4.5)"
-            ));
-        }
-        if max == 0 {
-            return Err(format!(
-                "the card does not support packed writes (EXT_CSD_REV {rev}, MAX_PACKED_WRITES 0)"
-            ));
-        }
-        Ok(usize::from(max))
+        packed_writes(
+            u64::from(self.ext_csd.rev()),
+            u64::from(self.ext_csd.raw[EXT_CSD_MAX_PACKED_WRITES]),
+        )
+        .map(|max| max as usize)
+        .map_err(|no| no.to_string())
     }
 
     /// Refuses writes to a node the kernel keeps read-only.

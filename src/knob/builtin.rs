@@ -169,11 +169,8 @@ fn packing(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
         Ok(f) => {
             let (rev, max) = (f[0].unwrap_or(0), f[1].unwrap_or(0));
             max_packed_writes = max;
-            if rev < 6 || max == 0 {
-                reasons.push(format!(
-                    "the card does not support packed commands (EXT_CSD_REV {rev}, needs >= 6; \
-                     MAX_PACKED_WRITES {max})"
-                ));
+            if let Err(no) = crate::device::packed::packed_writes(rev, max) {
+                reasons.push(no.to_string());
             }
         }
         Err(err) => reasons.push(format!(
