@@ -167,15 +167,17 @@ echo $? > /out/unwritten.status
 cat {STAT} > /out/stat-before
 mmcab run /workloads/packed-ioctl.toml --device /dev/mmcblk0 --allow-write 2> /out/plan.err
 echo $? > /out/plan.status
-mmcab probe packed /dev/mmcblk0 --allow-write 2> /out/probe.err
+mmcab probe packed /dev/mmcblk0 --allow-write --offset 32M 2> /out/probe.err
 echo $? > /out/probe.status
 cat {STAT} > /out/stat-after
 dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=8192 count=17 2>/dev/null | md5sum > /out/region-before
 mmcab probe packed /dev/mmcblk0 --allow-write --force --offset 32M --json > /out/force.json 2> /out/force.err
 echo $? > /out/force.status
 dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=8192 count=17 2>/dev/null | md5sum > /out/region-after
+dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=10256 count=1 2>/dev/null | md5sum > /out/past-before
 mmcab run forced.toml --device /dev/mmcblk0 --allow-write --force --json > /out/forced.json 2> /out/forced.err
 echo $? > /out/forced.status
+dd if=/dev/mmcblk0 iflag=direct bs=4096 skip=10256 count=1 2>/dev/null | md5sum > /out/past-after
 "
         )
 }
@@ -252,8 +254,11 @@ fn check(run: &testbed::GuestRun) {
         "the region was not put back"
     );
 
-    // A packed write job on this card with --force: 4 packed commands of 4 writes, each
-    // write recorded; the card stored each command as plain data, which verify sees.
+    // A packed write job on this card with --force: packed commands of 4 writes, each
+    // write recorded; the card stored each command as plain data (header first), which
+    // verify sees. The last command, read as plain data from 40 MiB + 48 KiB, would pass
+    // the region's end (40 MiB + 64 KiB) by the header: it goes as 3 packed and 1 plain
+    // write, which lands right, and the block after the region is untouched.
     assert_eq!(
         run.out_text("forced.status").trim(),
         "3",
@@ -262,7 +267,12 @@ fn check(run: &testbed::GuestRun) {
     );
     let forced = run.out_json("forced.json");
     assert_eq!(forced["workloads"][0]["group"][0]["ops"], 16, "{forced}");
-    assert_eq!(job_verify(&forced, "packed-forced"), (16, 16));
+    assert_eq!(job_verify(&forced, "packed-forced"), (16, 15));
+    assert_eq!(
+        run.out_text("past-after"),
+        run.out_text("past-before"),
+        "a forced packed write reached past the job's region"
+    );
 }
 
 /// Boots `kernel` with the eMMC on a `bus_width`-bit bus, runs [`script`], checks it.
@@ -334,7 +344,7 @@ fn refusals_that_need_no_card() {
         err.contains("config a: `packed` applies to jobs with engine = \"ioctl\""),
         "{err}"
     );
-    let (status, err) = mmcab(&["probe", "packed", &ioctl, "--allow-write"]);
+    let (status, err) = mmcab(&["probe", "packed", &ioctl, "--allow-write", "--offset", "1M"]);
     assert_eq!(status, Some(1));
     assert!(
         err.contains("not an MMC/SD block device: it is a regular file"),

@@ -1,7 +1,7 @@
 //! `mmcab probe packed DEVICE --allow-write [--offset N] [--entries N] [--json]`.
 
 use super::output::Output;
-use crate::probe::packed::{probe_packed, PackedProbeOptions, PackedProbeReport};
+use crate::probe::packed::{probe_packed, PackedProbeOptions, PackedProbeReport, ProbeNotRestored};
 use crate::runner::signals::Interrupts;
 use crate::units::parse_size;
 use anyhow::Result;
@@ -20,8 +20,9 @@ pub struct PackedArgs {
     /// Allow the probe's write (the scratch region's contents are put back afterwards)
     #[arg(long)]
     pub allow_write: bool,
-    /// Start of the scratch region on DEVICE (4 KiB multiple; sizes like 64M)
-    #[arg(long, default_value = "0", value_parser = parse_offset)]
+    /// Start of the scratch region on DEVICE (4 KiB multiple; sizes like 1G): required,
+    /// since its data is lost if putting it back fails
+    #[arg(long, required = true, value_parser = parse_offset)]
     pub offset: u64,
     /// Entries of the packed command (default: as many as the card allows)
     #[arg(long)]
@@ -46,18 +47,28 @@ fn parse_offset(text: &str) -> Result<u64, String> {
 pub fn execute(args: &PackedArgs, out: &Arc<Output>) -> Result<ExitCode> {
     // A signal waits until the region and EXT_CSD are put back (the probe takes a second).
     let interrupts = Interrupts::install(out.clone())?;
-    let report = probe_packed(&PackedProbeOptions {
-        device: args.device.clone(),
-        allow_write: args.allow_write,
-        offset: args.offset,
-        entries: args.entries,
-        force: args.force,
-        assume_cmd23_passthrough: args.assume_cmd23_passthrough,
-    })?;
+    let report = probe_packed(
+        &PackedProbeOptions {
+            device: args.device.clone(),
+            allow_write: args.allow_write,
+            offset: args.offset,
+            entries: args.entries,
+            force: args.force,
+            assume_cmd23_passthrough: args.assume_cmd23_passthrough,
+        },
+        &|failed| out.warn(failed),
+    )?;
     if args.json {
         out.json(&report)?;
     } else {
         out.print(&render(&report))?;
+    }
+    if !report.not_restored.is_empty() {
+        // After the report: the probe's result is not lost. Exit status 5.
+        return Err(ProbeNotRestored {
+            failed: report.not_restored.clone(),
+        }
+        .into());
     }
     Ok(if interrupts.stopped() {
         ExitCode::from(interrupts.exit_status())
@@ -119,10 +130,38 @@ pub fn render(r: &PackedProbeReport) -> String {
         );
     }
     s += &format!("restored: {}\n", r.restored.join(", "));
+    for failed in &r.not_restored {
+        s += &format!("NOT restored: {failed}\n");
+    }
     s += &format!(
         "{}: {}\n",
         if r.outcome.passed { "PASS" } else { "FAIL" },
         r.outcome.verdict
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    #[test]
+    fn the_region_must_be_named() {
+        let err =
+            Cli::try_parse_from(["mmcab", "probe", "packed", "/dev/mmcblk0", "--allow-write"])
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("--offset"), "{err}");
+        assert!(Cli::try_parse_from([
+            "mmcab",
+            "probe",
+            "packed",
+            "/dev/mmcblk0",
+            "--allow-write",
+            "--offset",
+            "1G"
+        ])
+        .is_ok());
+    }
 }

@@ -6,6 +6,7 @@ use super::output::Output;
 use super::tables;
 use crate::knob::guard::KnobsNotRestored;
 use crate::plan::matrix::Order;
+use crate::probe::packed::ProbeNotRestored;
 use crate::runner::{self, Done, Outcome, Results, RunOptions};
 use crate::workload::IoFailure;
 use anyhow::Result;
@@ -19,14 +20,17 @@ pub const EXIT_VERIFY_FAILED: u8 = 3;
 /// Exit status when an I/O on the target failed mid-run (finished runs are recorded;
 /// `--resume` finishes the matrix).
 pub const EXIT_IO_ERROR: u8 = 4;
-/// Exit status when a knob could not be put back (the commands to finish by hand were
-/// printed); it wins over the others, since the device was left changed.
+/// Exit status when a knob (or what `mmcab probe packed` changed) could not be put back
+/// (the commands to finish by hand were printed); it wins over the others, since the
+/// device was left changed.
 pub const EXIT_NOT_RESTORED: u8 = 5;
 
 /// The exit status for the error a command ended with (1 unless a status above fits).
 pub fn exit_status(err: &anyhow::Error) -> u8 {
     // downcast_ref sees through every layer of context.
-    if err.downcast_ref::<KnobsNotRestored>().is_some() {
+    if err.downcast_ref::<KnobsNotRestored>().is_some()
+        || err.downcast_ref::<ProbeNotRestored>().is_some()
+    {
         EXIT_NOT_RESTORED
     } else if err.downcast_ref::<IoFailure>().is_some() {
         EXIT_IO_ERROR
@@ -260,6 +264,10 @@ mod tests {
         assert!(format!("{both:#}").starts_with(
             "could not restore knob(s) bus-width: run the commands printed above: run 2/4"
         ));
+        let probe = anyhow::Error::from(ProbeNotRestored {
+            failed: vec!["EXT_CSD EXP_EVENTS_CTRL [56] is still 0x08".into()],
+        });
+        assert_eq!(exit_status(&probe), EXIT_NOT_RESTORED);
         assert_eq!(exit_status(&anyhow::anyhow!("bad plan")), 1);
     }
 

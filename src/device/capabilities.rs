@@ -5,6 +5,7 @@
 
 use super::ext_csd::ExtCsd;
 use super::ios::Ios;
+use super::packed::NoPackedWrites;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -128,15 +129,18 @@ fn packed(e: &Evidence<'_>) -> Capability {
     );
     let details =
         json!({"ext_csd_rev": rev, "max_packed_writes": writes, "max_packed_reads": reads});
-    if rev < 6 {
-        return cap(
-            false,
-            format!("EXT_CSD_REV {rev} < 6: packed commands need eMMC 4.5 or later"),
-            json!({"ext_csd_rev": rev}),
-        );
-    }
-    if writes == 0 {
-        return cap(false, "card reports MAX_PACKED_WRITES 0".into(), details);
+    match crate::device::packed::packed_writes(u64::from(rev), writes) {
+        Err(NoPackedWrites::OldCard { rev }) => {
+            return cap(
+                false,
+                format!("EXT_CSD_REV {rev} < 6: packed commands need eMMC 4.5 or later"),
+                json!({"ext_csd_rev": rev}),
+            )
+        }
+        Err(NoPackedWrites::NoneAdvertised { .. }) => {
+            return cap(false, "card reports MAX_PACKED_WRITES 0".into(), details)
+        }
+        Ok(_) => {}
     }
     cap(
         true,

@@ -221,7 +221,7 @@ pub fn send_status(dev: &File, rca: u16) -> Result<u32, MmcIoctlError> {
     let mut cmd = MmcCmd::new(
         MMC_SEND_STATUS,
         u32::from(rca) << 16,
-        MMC_RSP_R1 | MMC_CMD_AC,
+        super::transfer::FLAGS_STATUS,
     );
     command(dev, &mut cmd)?;
     Ok(cmd.response()[0])

@@ -9,10 +9,10 @@
 //! itself (as the block driver does after each write) for up to [`BUSY_TIMEOUT`]. Every
 //! response is checked for the block driver's error bits ([`transfer::CMD_ERRORS`]).
 
+use super::ioctl::state_name as state;
 use super::ioctl::{self, MmcIoctlError};
 use super::packed::PackedArgs;
 use super::transfer::{self, CmdSpec};
-use linux_uapi::mmc_proto::{r1_current_state, R1_STATE_NAMES};
 use std::fs::File;
 use std::time::{Duration, Instant};
 
@@ -54,13 +54,6 @@ pub struct WriteDone {
     pub status: u32,
     /// CMD13s mmcab sent after the batch because the card was still busy.
     pub polls: u32,
-}
-
-fn state(status: u32) -> &'static str {
-    R1_STATE_NAMES
-        .get(r1_current_state(status) as usize)
-        .copied()
-        .unwrap_or("reserved")
 }
 
 /// The card behind an open whole-device node (`/dev/mmcblkN`, or a boot/GP hardware

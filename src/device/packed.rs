@@ -16,7 +16,8 @@
 //! CMD25 argument: its sector, or byte address on byte-addressed cards). Block counts are
 //! 512-byte units on every card; on 4 KiB-sector cards Linux packed only entries of whole
 //! 4 KiB sectors, and so does this module. Linux packed only two or more requests; one
-//! header holds at most 63 entries (512 bytes) or 511 (4 KiB). Linux never set an entry's
+//! header holds at most 63 entries (512 bytes) or 255 (4 KiB: room for 511, but
+//! MAX_PACKED_WRITES is one byte). Linux never set an entry's
 //! reliable-write (bit 31) or tag (bit 29) bits for plain writes, and neither does mmcab.
 //!
 //! Tests: `packed_tests.rs` pins the bytes and commands against
@@ -30,8 +31,9 @@ use serde::{Deserialize, Serialize};
 pub const PACKED_CMD_VER: u8 = 0x01;
 /// `PACKED_CMD_WR` (byte 1 of the header: a packed write).
 pub const PACKED_CMD_WR: u8 = 0x02;
-/// The block size of every packed transfer (`brq->data.blksz = 512`), also on 4 KiB cards.
-pub const BLOCK: usize = 512;
+/// The block size of every packed transfer (`brq->data.blksz = 512`), also on 4 KiB
+/// cards: the transfers' own.
+const BLOCK: usize = super::transfer::BLOCK as usize;
 /// Most blocks one CMD23 can announce: its count field is 16 bits (Linux capped the
 /// packed total at 0xffff).
 pub const MAX_CMD23_BLOCKS: u32 = 0xffff;
@@ -57,6 +59,44 @@ pub const EXT_CSD_PACKED_INDEXED_ERROR: u8 = 1 << 1;
 pub enum Addressing {
     Sector,
     Byte,
+}
+
+/// Why a card takes no packed writes (see [`packed_writes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoPackedWrites {
+    /// EXT_CSD_REV below 6: packed commands came with eMMC 4.5.
+    OldCard { rev: u64 },
+    /// EXT_CSD_REV 6 or later, MAX_PACKED_WRITES 0.
+    NoneAdvertised { rev: u64 },
+}
+
+impl std::fmt::Display for NoPackedWrites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoPackedWrites::OldCard { rev } => write!(
+                f,
+                "the card does not support packed commands (EXT_CSD_REV {rev}, packed commands \
+                 need >= 6, eMMC 4.5)"
+            ),
+            NoPackedWrites::NoneAdvertised { rev } => write!(
+                f,
+                "the card does not support packed writes (EXT_CSD_REV {rev}, MAX_PACKED_WRITES 0)"
+            ),
+        }
+    }
+}
+
+/// How many writes the card takes in one packed command, from EXT_CSD_REV [192] and
+/// MAX_PACKED_WRITES [500]: the one place mmcab decides whether a card has packed writes
+/// (`mmcab info`, the packing knob, the ioctl engine, `probe packed`).
+pub fn packed_writes(rev: u64, max_packed_writes: u64) -> Result<u64, NoPackedWrites> {
+    if rev < 6 {
+        Err(NoPackedWrites::OldCard { rev })
+    } else if max_packed_writes == 0 {
+        Err(NoPackedWrites::NoneAdvertised { rev })
+    } else {
+        Ok(max_packed_writes)
+    }
 }
 
 /// What of the card the packed format depends on.
@@ -129,6 +169,17 @@ pub enum PackedError {
     TooManyBlocks { blocks: u64 },
     #[error("the header buffer has {got} bytes, the card's header needs {need}")]
     HeaderBuffer { got: usize, need: usize },
+    #[error(
+        "entry {index}: sectors {sector}..+{sectors} lie outside the region the job may write \
+         (sectors {start}..{end}); nothing was sent"
+    )]
+    OutsideRegion {
+        index: usize,
+        sector: u64,
+        sectors: u32,
+        start: u64,
+        end: u64,
+    },
 }
 
 impl CardFormat {
@@ -147,8 +198,8 @@ impl CardFormat {
         (self.header_bytes() / BLOCK) as u32
     }
 
-    /// Most entries one header holds: 8 bytes each after the first 8 (and the entry
-    /// count is one byte).
+    /// Most entries one header holds: 8 bytes each after the first 8, and at most 255
+    /// (MAX_PACKED_WRITES is one byte: no card takes more).
     pub fn max_entries(self) -> usize {
         ((self.header_bytes() - 8) / 8).min(usize::from(u8::MAX))
     }
@@ -239,6 +290,59 @@ pub fn build(format: CardFormat, entries: &[Entry]) -> Result<PackedWrite, Packe
     let mut header = vec![0u8; format.header_bytes()];
     let args = write_header(format, entries, &mut header)?;
     Ok(PackedWrite { header, args })
+}
+
+/// Splits writes, in the order they are to go, into commands that never write outside
+/// `region` (512-byte sectors of the node: the job's `offset..offset + size`). Each range
+/// of `entries` is one command: packed when it holds two or more, else a plain write.
+///
+/// Every entry must lie inside the region (else `Err` and nothing is to be sent). So must
+/// the whole transfer read as one plain write from the first entry's sector, header and
+/// data (`blocks` sectors): that is what a card that ignores the packed bit (one without
+/// packed commands, sent them with `--force`) stores. A command that would reach past the
+/// region's end is cut short, and the writes that did not fit go in the next command (a
+/// plain write when only one fits). At most `max_entries` (at least 1) per command.
+pub fn split_in_region(
+    format: CardFormat,
+    entries: &[Entry],
+    max_entries: usize,
+    region: &std::ops::Range<u64>,
+) -> Result<Vec<std::ops::Range<usize>>, PackedError> {
+    for (index, entry) in entries.iter().enumerate() {
+        let end = entry.sector.checked_add(u64::from(entry.sectors));
+        if entry.sector < region.start || end.is_none_or(|end| end > region.end) {
+            return Err(PackedError::OutsideRegion {
+                index: index + 1,
+                sector: entry.sector,
+                sectors: entry.sectors,
+                start: region.start,
+                end: region.end,
+            });
+        }
+    }
+    let header = u64::from(format.header_blocks());
+    let mut commands = Vec::new();
+    let mut from = 0;
+    while from < entries.len() {
+        let first = entries[from].sector;
+        let most = (entries.len() - from).min(max_entries.max(1));
+        // The longest run from `from` whose plain-write reading stays inside.
+        let mut n = most;
+        while n >= 2 {
+            let data: Option<u64> = entries[from..from + n]
+                .iter()
+                .try_fold(header, |sum, e| sum.checked_add(u64::from(e.sectors)));
+            let end = data.and_then(|data| first.checked_add(data));
+            if end.is_some_and(|end| end <= region.end) {
+                break;
+            }
+            n -= 1;
+        }
+        let n = n.max(1);
+        commands.push(from..from + n);
+        from += n;
+    }
+    Ok(commands)
 }
 
 /// What the card says about a packed command, from EXT_CSD (Linux 4.9

@@ -18,7 +18,9 @@
 
 use super::capabilities::kernel_release;
 use super::ext_csd::ExtCsd;
-use super::packed::{Addressing, CardFormat, EXT_CSD_DATA_SECTOR_SIZE, EXT_CSD_MAX_PACKED_WRITES};
+use super::packed::{
+    packed_writes, Addressing, CardFormat, EXT_CSD_DATA_SECTOR_SIZE, EXT_CSD_MAX_PACKED_WRITES,
+};
 use super::sysfs::read_trimmed;
 use super::{discover, ioctl, MmcPaths};
 use anyhow::{bail, Context, Result};
@@ -138,20 +140,12 @@ impl RawAccess {
     /// EXT_CSD MAX_PACKED_WRITES when the card takes packed writes, else the reason
     /// (EXT_CSD_REV < 6, eMMC 4.5, or MAX_PACKED_WRITES = 0).
     pub fn max_packed_writes(&self) -> Result<usize, String> {
-        let rev = self.ext_csd.rev();
-        let max = self.ext_csd.raw[EXT_CSD_MAX_PACKED_WRITES];
-        if rev < 6 {
-            return Err(format!(
-                "the card does not support packed commands (EXT_CSD_REV {rev}, packed commands \
-                 need >= 6, eMMC 4.5)"
-            ));
-        }
-        if max == 0 {
-            return Err(format!(
-                "the card does not support packed writes (EXT_CSD_REV {rev}, MAX_PACKED_WRITES 0)"
-            ));
-        }
-        Ok(usize::from(max))
+        packed_writes(
+            u64::from(self.ext_csd.rev()),
+            u64::from(self.ext_csd.raw[EXT_CSD_MAX_PACKED_WRITES]),
+        )
+        .map(|max| max as usize)
+        .map_err(|no| no.to_string())
     }
 
     /// Refuses writes to a node the kernel keeps read-only.
@@ -237,6 +231,40 @@ fn read_only(sys: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// A card as the unit tests of its users see it: sector-addressed, 16 GiB, 512 KiB per
+/// command, no device behind it (`node` /dev/mmcblk0).
+#[cfg(test)]
+pub(crate) fn test_access(rev: u8, max_packed: u8, large_sector: bool) -> RawAccess {
+    let mut raw = [0u8; 512];
+    raw[192] = rev;
+    raw[EXT_CSD_MAX_PACKED_WRITES] = max_packed;
+    RawAccess {
+        node: "/dev/mmcblk0".into(),
+        paths: MmcPaths {
+            dev_node: "/dev/mmcblk0".into(),
+            disk: "mmcblk0".into(),
+            block_sysfs: "/sys/block/mmcblk0".into(),
+            card_sysfs: "/c".into(),
+            card: "mmc0:0001".into(),
+            host: "mmc0".into(),
+            host_debugfs: "/d".into(),
+            card_debugfs: "/d/c".into(),
+        },
+        ext_csd: ExtCsd { raw },
+        format: CardFormat {
+            addressing: Addressing::Sector,
+            large_sector,
+        },
+        addressing_source: String::new(),
+        max_cmd_bytes: 512 * 1024,
+        max_cmd_bytes_source: "MMC_IOC_MAX_BYTES (512 KiB per command)".into(),
+        size_bytes: 1 << 34,
+        read_only: None,
+        kernel_release: "7.2.13".into(),
+        rca: 1,
+    }
 }
 
 #[cfg(test)]

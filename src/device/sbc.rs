@@ -24,15 +24,15 @@ use super::packed::CardFormat;
 use super::raw_access::RawAccess;
 use super::transfer;
 use super::{ioctl, MmcPaths};
+use crate::evidence::tracefs;
 use serde::Serialize;
 use std::fs::File;
-use std::path::{Path, PathBuf};
 
 pub const COMMIT: &str = "4d0c8d0aef63 (\"mmc: core: Use mrq.sbc in close-ended ffu\")";
 pub const FIX_COMMIT: &str = "0cdfe5b0bf29 (\"mmc: core: Initialize mmc_blk_ioc_data\")";
 
 /// The probe read: this many blocks at this 512-byte sector, unlikely to be a request
-/// of anyone else in the trace.
+/// of anyone else in the trace (both times 8 on 4 KiB-sector cards: [`probe_read`]).
 const PROBE_BLOCKS: u32 = 3;
 const PROBE_SECTOR: u64 = 5;
 
@@ -124,77 +124,42 @@ pub fn read_trace(text: &str, host: &str, address: u32, blocks: u32) -> Option<P
     None
 }
 
-/// Where tracefs is mounted (from /proc/self/mounts), if it is.
-fn tracefs() -> Option<PathBuf> {
-    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    mounts.lines().find_map(|line| {
-        let mut it = line.split_whitespace();
-        let (_src, dir, fstype) = (it.next()?, it.next()?, it.next()?);
-        (fstype == "tracefs").then(|| PathBuf::from(dir.replace("\\040", " ")))
-    })
+/// The probe read: (512-byte sector, blocks). On a card with native 4 KiB sectors
+/// (DATA_SECTOR_SIZE = 1) both are whole 4 KiB sectors, which such a card needs.
+pub fn probe_read(format: CardFormat) -> (u64, u32) {
+    let scale = if format.large_sector { 8 } else { 1 };
+    (PROBE_SECTOR * u64::from(scale), PROBE_BLOCKS * scale)
 }
 
-/// A private tracefs instance with `mmc_request_start` on; removed on drop.
-struct Instance {
-    dir: PathBuf,
-}
-
-impl Instance {
-    fn create(tracefs: &Path) -> Result<Instance, String> {
-        let dir = tracefs
-            .join("instances")
-            .join(format!("mmcab-sbc-{}", std::process::id()));
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("cannot create the tracefs instance {}: {e}", dir.display()))?;
-        let instance = Instance { dir };
-        let enable = instance.enable_file();
-        std::fs::write(&enable, "1")
-            .map_err(|e| format!("cannot enable {}: {e}", enable.display()))?;
-        Ok(instance)
-    }
-
-    fn enable_file(&self) -> PathBuf {
-        self.dir.join("events/mmc/mmc_request_start/enable")
-    }
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.enable_file(), "0");
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
-/// Looks: the probe read with the tracepoint on.
+/// Looks: the probe read while the mmc events of the card's host are traced in a private
+/// tracefs instance ([`crate::evidence::tracefs::Instance`], removed on every exit path).
 pub fn probe_trace(dev: &File, paths: &MmcPaths, format: CardFormat) -> Result<SbcVerdict, String> {
-    let root =
-        tracefs().ok_or("tracefs is not mounted (mount -t tracefs none /sys/kernel/tracing)")?;
-    let instance = Instance::create(&root)?;
+    let root = tracefs::find_root().map_err(|e| format!("{e:#}"))?;
+    let instance = tracefs::Instance::create(&root, &paths.host).map_err(|e| format!("{e:#}"))?;
+    let (sector, blocks) = probe_read(format);
     let address = format
-        .address(PROBE_SECTOR)
+        .address(sector)
         .expect("a small sector has an address");
-    let mut buf = vec![0u8; PROBE_BLOCKS as usize * transfer::BLOCK as usize];
-    let [sbc, data] = transfer::read(address, PROBE_BLOCKS);
+    let mut buf = vec![0u8; blocks as usize * transfer::BLOCK as usize];
+    let [sbc, data] = transfer::read(address, blocks);
     let mut cmds = [
         transfer::no_data(&sbc),
         transfer::with_read(&data, &mut buf),
     ];
-    ioctl::multi_cmd(dev, &mut cmds).map_err(|e| format!("the probe read failed: {e}"))?;
-    let trace_file = instance.dir.join("trace");
-    let text = std::fs::read_to_string(&trace_file)
-        .map_err(|e| format!("cannot read {}: {e}", trace_file.display()))?;
+    let (read, text) = instance
+        .trace_of(|| ioctl::multi_cmd(dev, &mut cmds))
+        .map_err(|e| format!("{e:#}"))?;
     drop(instance);
-    let seen = read_trace(&text, &paths.host, address, PROBE_BLOCKS);
+    read.map_err(|e| format!("the probe read failed: {e}"))?;
+    let seen = read_trace(&text, &paths.host, address, blocks);
     let how = format!(
-        "seen in tracefs: a CMD23 ({PROBE_BLOCKS} blocks) + CMD18 read through the ioctl on {}",
+        "seen in tracefs: a CMD23 ({blocks} blocks) + CMD18 read through the ioctl on {}",
         paths.host
     );
     match seen {
         Some(Passthrough::Yes) => Ok(SbcVerdict {
             passthrough: Passthrough::Yes,
-            evidence: format!(
-                "{how} became one request with sbc_opcode=23 sbc_arg={PROBE_BLOCKS:#x}"
-            ),
+            evidence: format!("{how} became one request with sbc_opcode=23 sbc_arg={blocks:#x}"),
         }),
         Some(Passthrough::No) => Ok(SbcVerdict {
             passthrough: Passthrough::No,
@@ -272,6 +237,24 @@ mod tests {
             read_trace(&other, "mmc0", 0xa00, 3),
             Some(Passthrough::Unknown)
         );
+    }
+
+    #[test]
+    fn the_probe_read_is_whole_4k_sectors_on_cards_that_need_them() {
+        use crate::device::packed::Addressing;
+        let small = CardFormat {
+            addressing: Addressing::Sector,
+            large_sector: false,
+        };
+        assert_eq!(probe_read(small), (5, 3));
+        let large = CardFormat {
+            large_sector: true,
+            ..small
+        };
+        let (sector, blocks) = probe_read(large);
+        assert_eq!((sector % 8, blocks % 8), (0, 0));
+        // Still a count nobody else's request is likely to have.
+        assert_eq!((sector, blocks), (40, 24));
     }
 
     #[test]

@@ -53,8 +53,11 @@ pub struct Requests {
     pub sizes: BTreeMap<u64, u64>,
     /// Requests of more than one block (the ones CMD23 can bound).
     pub multi_block: u64,
-    /// Requests with CMD23 SET_BLOCK_COUNT (`sbc_opcode=23`).
+    /// Requests with CMD23 SET_BLOCK_COUNT (`sbc_opcode=23`), single-block ones included
+    /// (reliable writes, the MMC ioctl).
     pub sbc: u64,
+    /// Multi-block requests with CMD23: the part of `multi_block` that CMD23 bounds.
+    pub sbc_multi_block: u64,
     /// ... whose argument has the reliable-write bit (31).
     pub sbc_reliable_write: u64,
     /// ... whose argument has the packed-command bit (30).
@@ -98,6 +101,9 @@ impl Requests {
         }
         if s.sbc_opcode != 0 {
             self.sbc += 1;
+            if s.blocks > 1 {
+                self.sbc_multi_block += 1;
+            }
             if s.sbc_arg & trace::SBC_RELIABLE_WRITE != 0 {
                 self.sbc_reliable_write += 1;
             }
@@ -324,6 +330,31 @@ mod tests {
             assert!(mean > 1000.0 && p99 >= mean, "{kernel}: {mean} {p99}");
             assert_eq!(s.write.size_percentile(99.0), Some(512 * 1024));
         }
+    }
+
+    #[test]
+    fn single_block_requests_with_cmd23_are_not_multi_block_ones() {
+        let start = |blocks| Start {
+            ts_ns: 0,
+            host: "mmc0".into(),
+            mrq: "(ptrval)".into(),
+            cmd_opcode: if blocks > 1 { 25 } else { 24 },
+            cmd_arg: 0,
+            stop_opcode: 0,
+            sbc_opcode: 23,
+            sbc_arg: blocks,
+            blocks,
+            block_size: 512,
+            blk_addr: None,
+            data_flags: trace::MMC_DATA_WRITE,
+            tag: None,
+        };
+        let mut w = Requests::default();
+        // The ioctl engine with bs = 512: CMD23 + CMD24, then one of 8 blocks.
+        w.start(&start(1));
+        w.start(&start(1));
+        w.start(&start(8));
+        assert_eq!((w.sbc, w.multi_block, w.sbc_multi_block), (3, 1, 1));
     }
 
     #[test]

@@ -154,14 +154,33 @@ impl Instance {
         write(&self.dir, file, value)
     }
 
-    /// Empty the buffer, switch tracing on and start reading it.
-    pub fn capture(&self) -> Result<Capture> {
+    fn clear(&self) -> Result<()> {
         // Opening `trace` with O_TRUNC empties the instance's buffers.
         std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
             .open(self.dir.join("trace"))
-            .with_context(|| format!("clearing {}/trace", self.dir.display()))?;
+            .map(drop)
+            .with_context(|| format!("clearing {}/trace", self.dir.display()))
+    }
+
+    /// Trace the host while `f` runs: the buffer emptied, tracing on around `f`, and the
+    /// events it left as the kernel prints them (`trace`), for a probe of a few requests
+    /// whose exact fields matter (the buffer holds thousands).
+    pub fn trace_of<T>(&self, f: impl FnOnce() -> T) -> Result<(T, String)> {
+        self.clear()?;
+        self.write("tracing_on", "1")?;
+        let result = f();
+        self.write("tracing_on", "0")?;
+        let path = self.dir.join("trace");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        Ok((result, text))
+    }
+
+    /// Empty the buffer, switch tracing on and start reading it.
+    pub fn capture(&self) -> Result<Capture> {
+        self.clear()?;
         let pipe = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)

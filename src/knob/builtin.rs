@@ -4,8 +4,9 @@
 //! and the card before anything is written.
 
 use super::attribute::AttributeKnob;
+use super::bus_width;
 use super::cap_bit::{CapBitKnob, Which};
-use super::caps::{caps_bus_width, BusWidthKnob, HostCaps};
+use super::caps::HostCaps;
 use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
 use super::packing::{self, PackingKnob};
 use super::{Knob, Unavailable};
@@ -16,8 +17,7 @@ use serde::Serialize;
 use std::path::Path;
 
 use crate::device::capabilities::{
-    kernel_release, kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE, CMD23_CQE_CAPS_WRITABLE_SINCE,
-    MMC_CAP2_CQE, MMC_CAP_CMD23,
+    kernel_release, kernel_version, CMD23_CQE_CAPS_WRITABLE_SINCE, MMC_CAP2_CQE, MMC_CAP_CMD23,
 };
 
 /// A device and the kernel driving it, as the knobs see them.
@@ -50,7 +50,7 @@ pub struct KnobStatus {
     pub reason: String,
 }
 
-fn unavailable(knob: &str, reason: String) -> anyhow::Error {
+pub(super) fn unavailable(knob: &str, reason: String) -> anyhow::Error {
     Unavailable {
         knob: knob.to_string(),
         reason,
@@ -79,9 +79,9 @@ pub const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "bus-width",
         values: "1, 4, 8 (wider than the host came up with: --force)",
-        resolve: bus_width,
-        note: bus_width_note,
-        current: bus_width_current,
+        resolve: bus_width::resolve,
+        note: bus_width::note,
+        current: bus_width::current,
         show: str::to_string,
     },
     Builtin {
@@ -150,49 +150,6 @@ pub fn resolve(name: &str, env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> 
     }
 }
 
-fn bus_width(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
-    let host = HostCaps::new(&env.paths);
-    if !host.caps.exists() {
-        return Err(unavailable(
-            "bus-width",
-            format!(
-                "{} does not exist: mount debugfs (mount -t debugfs none /sys/kernel/debug) and \
-                 run as root",
-                host.caps.display()
-            ),
-        ));
-    }
-    if !host.power_control.exists() {
-        return Err(unavailable(
-            "bus-width",
-            format!(
-                "{} does not exist: the card has no runtime PM, so it cannot be re-initialised \
-                 with a new width; A/B it across boots with --label",
-                host.power_control.display()
-            ),
-        ));
-    }
-    match kernel_version(&env.kernel_release) {
-        Some(v) if v >= BUS_WIDTH_CAPS_WRITABLE_SINCE || force => {}
-        _ => {
-            return Err(unavailable(
-                "bus-width",
-                format!(
-                    "not switchable at run time on this kernel (Linux {}: its debugfs caps \
-                     refuses the bus-width bits; they became writable after 6.18); A/B it across \
-                     boots with --label, one boot per device-tree bus-width (--force tries anyway)",
-                    env.kernel_release
-                ),
-            ))
-        }
-    }
-    let paths = env.paths.clone();
-    Ok(Box::new(BusWidthKnob::new(
-        host,
-        Box::new(move || ios_bus_width(&paths)),
-    )))
-}
-
 fn packing(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     let attribute = env.paths.block_sysfs.join(packing::ATTRIBUTE);
     let mut reasons = Vec::new();
@@ -212,11 +169,8 @@ fn packing(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
         Ok(f) => {
             let (rev, max) = (f[0].unwrap_or(0), f[1].unwrap_or(0));
             max_packed_writes = max;
-            if rev < 6 || max == 0 {
-                reasons.push(format!(
-                    "the card does not support packed commands (EXT_CSD_REV {rev}, needs >= 6; \
-                     MAX_PACKED_WRITES {max})"
-                ));
+            if let Err(no) = crate::device::packed::packed_writes(rev, max) {
+                reasons.push(no.to_string());
             }
         }
         Err(err) => reasons.push(format!(
@@ -411,25 +365,6 @@ pub fn status(env: &KnobEnv) -> Vec<KnobStatus> {
         .collect()
 }
 
-fn bus_width_note(env: &KnobEnv) -> String {
-    match HostCaps::new(&env.paths).read_caps() {
-        Ok(caps) => format!(
-            "switched via debugfs caps + runtime-PM re-init, verified in ios; host came up with \
-             {} bits",
-            caps_bus_width(caps)
-        ),
-        Err(_) => String::new(),
-    }
-}
-
-/// The bus width in ios, when the bus-width knob is unavailable.
-fn bus_width_current(env: &KnobEnv) -> Option<String> {
-    HostCaps::new(&env.paths)
-        .while_active(|| ios_bus_width(&env.paths))
-        .ok()
-        .map(|w| w.to_string())
-}
-
 /// CACHE_CTRL as on/off, when the cache knob is unavailable.
 fn cache_current(env: &KnobEnv) -> Option<String> {
     let ctrl = ext_csd_fields(&env.paths, &["CACHE_CTRL"]).ok()?[0]?;
@@ -437,11 +372,6 @@ fn cache_current(env: &KnobEnv) -> Option<String> {
 }
 
 // ---- glue to the device module (ios, EXT_CSD, CMD6) ----
-
-fn ios_bus_width(paths: &MmcPaths) -> Result<u32> {
-    let ios = crate::device::ios::read_ios(paths)?;
-    Ok(u32::from(ios.bus_width_bits))
-}
 
 fn ext_csd_fields(paths: &MmcPaths, names: &[&str]) -> Result<Vec<Option<u64>>> {
     let (ext_csd, _source) = crate::device::ext_csd::read_ext_csd(paths)?;

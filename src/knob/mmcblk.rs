@@ -127,8 +127,23 @@ impl MmcBlk {
     /// Unbind and bind the card's block driver, then wait for the disk to come back.
     pub fn rebind(&self) -> Result<()> {
         self.check_not_held()?;
-        write_attribute(&self.driver.join("unbind"), &self.card)
-            .with_context(|| format!("unbinding {} from {}", self.card, self.driver.display()))?;
+        self.unbind_and_bind()?;
+        self.wait_for_disk()
+    }
+
+    /// Whether the card is bound to the driver now (`<driver>/<card>` exists).
+    fn bound(&self) -> bool {
+        self.driver.join(&self.card).exists()
+    }
+
+    /// Unbind (when bound: a card left unbound, e.g. by a bind that failed earlier, only
+    /// needs binding; unbinding it would fail with ENODEV) and bind.
+    fn unbind_and_bind(&self) -> Result<()> {
+        if self.bound() {
+            write_attribute(&self.driver.join("unbind"), &self.card).with_context(|| {
+                format!("unbinding {} from {}", self.card, self.driver.display())
+            })?;
+        }
         write_attribute(&self.driver.join("bind"), &self.card).with_context(|| {
             format!(
                 "binding {} to {} again (by hand: {})",
@@ -136,8 +151,7 @@ impl MmcBlk {
                 self.driver.display(),
                 self.commands()[1]
             )
-        })?;
-        self.wait_for_disk()
+        })
     }
 
     /// Until `/sys/block/<disk>` is back and `/dev/<disk>` is its block device.
@@ -253,6 +267,39 @@ mod tests {
                 "echo mmc0:0001 > /sys/bus/mmc/drivers/mmcblk/bind"
             ]
         );
+    }
+
+    /// A driver directory with `unbind` and `bind` as plain files.
+    fn driver_tree(bound: bool) -> (tempfile::TempDir, MmcBlk) {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["unbind", "bind"] {
+            std::fs::write(dir.path().join(f), "").unwrap();
+        }
+        if bound {
+            std::fs::create_dir(dir.path().join("mmc0:0001")).unwrap();
+        }
+        let m = MmcBlk {
+            driver: dir.path().to_path_buf(),
+            card: "mmc0:0001".into(),
+            card_sysfs: PathBuf::from("/nonexistent"),
+            disk: "mmcblk0".into(),
+            dev_node: PathBuf::from("/dev/mmcblk0"),
+        };
+        (dir, m)
+    }
+
+    #[test]
+    fn a_card_already_unbound_is_only_bound() {
+        let written =
+            |dir: &tempfile::TempDir, f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+        let (dir, m) = driver_tree(true);
+        m.unbind_and_bind().unwrap();
+        assert_eq!(written(&dir, "unbind"), "mmc0:0001\n");
+        assert_eq!(written(&dir, "bind"), "mmc0:0001\n");
+        let (dir, m) = driver_tree(false);
+        m.unbind_and_bind().unwrap();
+        assert_eq!(written(&dir, "unbind"), "", "no unbind of an unbound card");
+        assert_eq!(written(&dir, "bind"), "mmc0:0001\n");
     }
 
     #[test]

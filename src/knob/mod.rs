@@ -7,14 +7,16 @@
 //! run and restores them on every exit path.
 //!
 //! One file per kind: [`attribute`] (sysfs/debugfs file), [`caps`] (debugfs host caps and
-//! the runtime-PM re-init), [`cap_bit`] (a caps bit the block driver takes when it binds:
-//! CMD23, CQE; [`mmcblk`] rebinds it), [`ext_csd`] (CMD6 SWITCH), [`command`] (shell
+//! the runtime-PM re-init; [`bus_width`] switches the bus with them), [`cap_bit`] (a caps
+//! bit the block driver takes when it binds: CMD23, CQE; [`mmcblk`] rebinds it),
+//! [`ext_csd`] (CMD6 SWITCH), [`command`] (shell
 //! hooks); [`builtin`] is the table of the names users type (`bus-width`, `packing`,
 //! `cmd23`, `cqe`, `cache`) and what each resolves to; [`decl`] holds the plan's
 //! `[[knob]]` declarations and [`custom`] what they become on a target.
 
 pub mod attribute;
 pub mod builtin;
+pub mod bus_width;
 pub mod cap_bit;
 pub mod caps;
 pub mod command;

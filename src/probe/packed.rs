@@ -13,10 +13,14 @@
 //! this layout shows. On a failed write, or a card reporting a packed failure, the
 //! card's PACKED_COMMAND_STATUS and PACKED_FAILURE_INDEX (EXT_CSD) say which entry.
 //!
-//! The region's old contents are read first and written back afterwards; EXT_CSD
+//! The region is where the user names it (`--offset`, no default: whatever lies there is
+//! overwritten if putting it back fails). Its old contents are read first and written
+//! back afterwards, on every exit path (a drop guard covers errors and panics); EXT_CSD
 //! EXP_EVENTS_CTRL gets PACKED_EVENT_EN only if it lacks it (so that the card flags a
 //! packed failure in its status, as Linux 4.9 had it; cards before EXT_CSD_REV 6 have no
-//! such register) and is put back. Refusals, before anything is written: see
+//! such register) and is put back. What could not be put back is in the report
+//! (`not_restored`, the CLI's exit status 5) or, when the probe failed too, in a
+//! [`ProbeNotRestored`] error naming both. Refusals, before anything is written: see
 //! [`probe_packed`]; the steps: [`super::packed_run`].
 
 use super::packed_run::{Outcome, Run};
@@ -40,7 +44,7 @@ pub const ENTRY_BYTES: u64 = 4096;
 pub struct PackedProbeOptions {
     pub device: PathBuf,
     pub allow_write: bool,
-    /// Start of the scratch region (bytes; default 0).
+    /// Start of the scratch region (bytes): the user names it.
     pub offset: u64,
     /// Entries of the packed command (default: as many as the card, the header and one
     /// command's data allow).
@@ -76,16 +80,39 @@ pub struct PackedProbeReport {
     /// What the probe sent and saw.
     #[serde(flatten)]
     pub outcome: Outcome,
-    /// Whether the region's old contents and EXP_EVENTS_CTRL were put back.
+    /// What was put back: the region's old contents, EXP_EVENTS_CTRL.
     pub restored: Vec<String>,
+    /// What could not be put back, each with how to finish it by hand (empty when all
+    /// was; else the CLI exits with status 5).
+    pub not_restored: Vec<String>,
 }
+
+/// The probe left the device changed: what, and how to put it back by hand. Downcast to
+/// recognise it (exit status 5, as a run whose knobs could not be restored).
+#[derive(Debug)]
+pub struct ProbeNotRestored {
+    pub failed: Vec<String>,
+}
+
+impl std::fmt::Display for ProbeNotRestored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "mmcab probe packed could not put everything back: {}",
+            self.failed.join("; ")
+        )
+    }
+}
+
+impl std::error::Error for ProbeNotRestored {}
 
 /// Runs the probe. Refused before any write, each with the reason and what to do: a
 /// node that is not a whole eMMC device or hardware partition, no CAP_SYS_RAWIO, a card
 /// without packed writes (EXT_CSD_REV < 6 or MAX_PACKED_WRITES = 0; `force` sends it
 /// anyway), a mounted or held device, no `--allow-write`, a read-only node, a kernel
-/// without the CMD23 pass-through, a region past the end.
-pub fn probe_packed(opts: &PackedProbeOptions) -> Result<PackedProbeReport> {
+/// without the CMD23 pass-through, a region past the end. `report` hears what a drop
+/// of the probe (a panic) could not put back.
+pub fn probe_packed(opts: &PackedProbeOptions, report: &dyn Fn(&str)) -> Result<PackedProbeReport> {
     let access = RawAccess::open(&opts.device)?;
     let card_refusal = access.max_packed_writes().err();
     if let (Some(why), false) = (&card_refusal, opts.force) {
@@ -104,7 +131,8 @@ pub fn probe_packed(opts: &PackedProbeOptions) -> Result<PackedProbeReport> {
     }
     let entries = entry_count(opts, &access, card_refusal.is_some())?;
     let region_bytes = (2 * entries as u64 + 1) * ENTRY_BYTES;
-    if opts.offset % ENTRY_BYTES != 0 || opts.offset + region_bytes > access.size_bytes {
+    let end = opts.offset.checked_add(region_bytes);
+    if opts.offset % ENTRY_BYTES != 0 || end.is_none_or(|end| end > access.size_bytes) {
         bail!(
             "--offset {}: the probe needs {region_bytes} bytes from a multiple of {ENTRY_BYTES} \
              inside {} ({} bytes)",
@@ -119,10 +147,19 @@ pub fn probe_packed(opts: &PackedProbeOptions) -> Result<PackedProbeReport> {
         .custom_flags(libc::O_DIRECT)
         .open(&opts.device)
         .with_context(|| format!("cannot open {}", opts.device.display()))?;
-    let mut run = Run::new(&access, &io, opts.offset, entries);
+    let mut run = Run::new(&access, &io, opts.offset, entries, report);
     let outcome = run.probe();
     let restored = run.restore();
-    let outcome = outcome?;
+    drop(run);
+    let outcome = match (outcome, restored.failed.is_empty()) {
+        (Ok(outcome), _) => outcome,
+        (Err(e), true) => return Err(e),
+        (Err(e), false) => {
+            let mut failed = restored.failed;
+            failed.push(format!("the probe itself failed first: {e:#}"));
+            return Err(ProbeNotRestored { failed }.into());
+        }
+    };
     Ok(PackedProbeReport {
         device: access.node.clone(),
         kernel_release: access.kernel_release.clone(),
@@ -136,7 +173,8 @@ pub fn probe_packed(opts: &PackedProbeOptions) -> Result<PackedProbeReport> {
         sbc,
         region_offset: opts.offset,
         outcome,
-        restored: restored?,
+        restored: restored.done,
+        not_restored: restored.failed,
     })
 }
 

@@ -12,7 +12,7 @@ use crate::device::raw_access::RawAccess;
 use crate::device::transfer;
 use crate::workload::buffer::{check_block, fill_pattern, stamp_block, AlignedBuf};
 use crate::workload::spec::Pattern;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -51,7 +51,17 @@ struct Sent {
     card_status_text: String,
 }
 
-/// One probe in progress: the region's old contents and what to put back.
+/// What [`Run::restore`] put back and what it could not.
+#[derive(Debug, Clone, Default)]
+pub struct Restored {
+    pub done: Vec<String>,
+    /// Each: what is left changed and how to put it back by hand.
+    pub failed: Vec<String>,
+}
+
+/// One probe in progress: the region's old contents and what to put back. Dropping it
+/// (an early return, a panic) puts them back if [`Run::restore`] has not; what fails
+/// then goes to `report`.
 pub struct Run<'a> {
     access: &'a RawAccess,
     io: &'a File,
@@ -60,10 +70,17 @@ pub struct Run<'a> {
     saved: AlignedBuf,
     saved_ok: bool,
     events_ctrl: Option<u8>,
+    report: &'a dyn Fn(&str),
 }
 
 impl<'a> Run<'a> {
-    pub fn new(access: &'a RawAccess, io: &'a File, offset: u64, entries: usize) -> Run<'a> {
+    pub fn new(
+        access: &'a RawAccess,
+        io: &'a File,
+        offset: u64,
+        entries: usize,
+        report: &'a dyn Fn(&str),
+    ) -> Run<'a> {
         let len = (2 * entries + 1) * ENTRY_BYTES as usize;
         Run {
             access,
@@ -73,6 +90,7 @@ impl<'a> Run<'a> {
             saved: AlignedBuf::new(len, ENTRY_BYTES as usize),
             saved_ok: false,
             events_ctrl: None,
+            report,
         }
     }
 
@@ -241,11 +259,12 @@ impl<'a> Run<'a> {
         Ok(checks)
     }
 
-    /// Put the region's old contents and EXP_EVENTS_CTRL back; what was restored.
-    pub fn restore(&mut self) -> Result<Vec<String>> {
+    /// Put the region's old contents and EXP_EVENTS_CTRL back (each at most once); what
+    /// was restored and what was not.
+    pub fn restore(&mut self) -> Restored {
         let mut done = Vec::new();
         let mut errors = Vec::new();
-        if self.saved_ok {
+        if std::mem::take(&mut self.saved_ok) {
             match self
                 .io
                 .write_all_at(self.saved.as_slice(), self.offset)
@@ -266,8 +285,12 @@ impl<'a> Run<'a> {
             }
         }
         if let Some(old) = self.events_ctrl.take() {
-            let index = SwitchIndex::try_from(EXT_CSD_EXP_EVENTS_CTRL)?;
-            match ioctl::switch(self.io, index, old, CMD_SET_NORMAL) {
+            let switched = SwitchIndex::try_from(EXT_CSD_EXP_EVENTS_CTRL)
+                .map_err(|e| e.to_string())
+                .and_then(|index| {
+                    ioctl::switch(self.io, index, old, CMD_SET_NORMAL).map_err(|e| e.to_string())
+                });
+            match switched {
                 Ok(()) => done.push(format!("EXP_EVENTS_CTRL = {old:#04x}")),
                 Err(e) => errors.push(format!(
                     "EXT_CSD EXP_EVENTS_CTRL [56] is still {:#04x}, was {old:#04x} ({e}): \
@@ -277,10 +300,18 @@ impl<'a> Run<'a> {
                 )),
             }
         }
-        if !errors.is_empty() {
-            bail!("{}", errors.join("; "));
+        Restored {
+            done,
+            failed: errors,
         }
-        Ok(done)
+    }
+}
+
+impl Drop for Run<'_> {
+    fn drop(&mut self) {
+        for failed in self.restore().failed {
+            (self.report)(&failed);
+        }
     }
 }
 
@@ -330,6 +361,70 @@ fn verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::raw_access::test_access;
+    use std::cell::RefCell;
+
+    /// A scratch file of 8 blocks, each block k filled with byte k.
+    fn scratch() -> (tempfile::NamedTempFile, Vec<u8>) {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let old: Vec<u8> = (0..8u8)
+            .flat_map(|k| vec![k; ENTRY_BYTES as usize])
+            .collect();
+        std::fs::write(file.path(), &old).unwrap();
+        (file, old)
+    }
+
+    #[test]
+    fn dropping_a_run_puts_the_region_back() {
+        let (file, old) = scratch();
+        let access = test_access(8, 8, false);
+        let io = File::options()
+            .read(true)
+            .write(true)
+            .open(file.path())
+            .unwrap();
+        let heard = RefCell::new(Vec::<String>::new());
+        let report = |s: &str| heard.borrow_mut().push(s.to_string());
+        {
+            // 2 entries at block 1: blocks 1..6 are the region.
+            let mut run = Run::new(&access, &io, ENTRY_BYTES, 2, &report);
+            run.save_and_lay_canaries().unwrap();
+            assert_ne!(std::fs::read(file.path()).unwrap(), old, "canaries laid");
+            // An early return or a panic: no explicit restore.
+        }
+        assert_eq!(std::fs::read(file.path()).unwrap(), old);
+        assert!(heard.borrow().is_empty(), "{:?}", heard.borrow());
+        // restore() then drop: the region is written back once, nothing to report.
+        let mut run = Run::new(&access, &io, ENTRY_BYTES, 2, &report);
+        run.save_and_lay_canaries().unwrap();
+        let restored = run.restore();
+        assert_eq!(restored.done.len(), 1, "{restored:?}");
+        assert!(restored.failed.is_empty());
+        assert!(run.restore().done.is_empty(), "restored once");
+        drop(run);
+        assert_eq!(std::fs::read(file.path()).unwrap(), old);
+    }
+
+    #[test]
+    fn a_region_that_cannot_be_written_back_is_reported_with_where_it_is() {
+        let (file, old) = scratch();
+        let access = test_access(8, 8, false);
+        // Read-only: the region is saved, the canaries and the write-back fail.
+        let io = File::open(file.path()).unwrap();
+        let heard = RefCell::new(Vec::<String>::new());
+        let report = |s: &str| heard.borrow_mut().push(s.to_string());
+        let mut run = Run::new(&access, &io, ENTRY_BYTES, 2, &report);
+        assert!(run.save_and_lay_canaries().is_err());
+        drop(run);
+        let heard = heard.into_inner();
+        assert_eq!(heard.len(), 1, "{heard:?}");
+        assert!(
+            heard[0].contains("NOT written back")
+                && heard[0].contains("20480 bytes at offset 4096"),
+            "{heard:?}"
+        );
+        assert_eq!(std::fs::read(file.path()).unwrap(), old);
+    }
 
     fn checks(problems: &[Option<&str>]) -> Vec<BlockCheck> {
         problems

@@ -52,6 +52,9 @@ pub struct EvidenceRow {
     /// With CMD23 SET_BLOCK_COUNT, and those whose argument has bit 31 (reliable
     /// write) or bit 30 (packed), or a block count that differs from the request's.
     pub sbc: Option<u64>,
+    /// Multi-block requests with CMD23 (the share of `multi_block` CMD23 bounds; empty
+    /// in results recorded before this column).
+    pub sbc_multi_block: Option<u64>,
     pub sbc_reliable_write: Option<u64>,
     pub sbc_packed: Option<u64>,
     pub sbc_count_mismatch: Option<u64>,
@@ -146,6 +149,7 @@ fn fill_trace(row: &mut EvidenceRow, r: &mut Requests) {
     row.bytes = Some(r.bytes);
     row.multi_block = Some(r.multi_block);
     row.sbc = Some(r.sbc);
+    row.sbc_multi_block = Some(r.sbc_multi_block);
     row.sbc_reliable_write = Some(r.sbc_reliable_write);
     row.sbc_packed = Some(r.sbc_packed);
     row.sbc_count_mismatch = Some(r.sbc_count_mismatch);

@@ -67,6 +67,15 @@ pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobP
     Ok(KnobPlan { knobs, wanted })
 }
 
+/// A knob's apply and the target's reopen after it: a failed reopen does not hide why
+/// the apply failed (often the reason the disk did not come back).
+fn both(applied: Result<()>, reopened: Result<()>) -> Result<()> {
+    match (applied, reopened) {
+        (Err(applied), Err(reopened)) => Err(applied.context(format!("{reopened:#}; before that"))),
+        (applied, reopened) => applied.and(reopened),
+    }
+}
+
 /// Bring every knob to what this config wants (knobs the config leaves out go back to
 /// their snapshot), applying only those that differ, then verify all of them. Returns
 /// `name=value` of every knob verified. The target is closed while a knob rebinds the
@@ -95,10 +104,11 @@ pub fn put_in_place(
             let applied = knob
                 .apply(&want)
                 .with_context(|| format!("applying {name} = {want}"));
-            if rebinds {
-                target.reopen()?;
-            }
-            applied?;
+            let reopened = match rebinds {
+                true => target.reopen(),
+                false => Ok(()),
+            };
+            both(applied, reopened)?;
         }
         guard
             .knob(&name)
@@ -110,4 +120,25 @@ pub fn put_in_place(
         verified.push(format!("{name}={want}"));
     }
     Ok(verified)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_reopen_does_not_hide_the_failed_apply() {
+        let apply = || Err(anyhow::anyhow!("EIO").context("applying cmd23 = off"));
+        let reopen = || Err(anyhow::anyhow!("/dev/mmcblk0 did not come back"));
+        let text = format!("{:#}", both(apply(), reopen()).unwrap_err());
+        assert_eq!(
+            text,
+            "/dev/mmcblk0 did not come back; before that: applying cmd23 = off: EIO"
+        );
+        let text = format!("{:#}", both(apply(), Ok(())).unwrap_err());
+        assert_eq!(text, "applying cmd23 = off: EIO");
+        let text = format!("{:#}", both(Ok(()), reopen()).unwrap_err());
+        assert_eq!(text, "/dev/mmcblk0 did not come back");
+        assert!(both(Ok(()), Ok(())).is_ok());
+    }
 }

@@ -301,8 +301,8 @@ impl Loop<'_> {
             self.drop_caches_for(&spec);
         }
         self.events.event(Event::RunStarting { run });
-        let started = self.evidence.start();
-        let result = match run_workload(&spec, self.target.get()?, self.engine) {
+        let window = super::evidence::EvidenceWindow::new(self.evidence);
+        let result = match run_workload(&spec, self.target.get()?, self.engine, &window) {
             Ok(result) => result,
             Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
                 return Ok(false)
@@ -316,7 +316,7 @@ impl Loop<'_> {
             }
         };
         // A run that completed as the signal came is whole: it is kept.
-        let evidence = self.evidence.finish(started);
+        let evidence = window.take();
         if let Some(recording) = &self.recording {
             recording.append(&run, &result, evidence.as_ref())?;
         }

@@ -7,6 +7,7 @@
 //!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
 //! - [`sync`] / [`uring`] / [`ioctl`]: the engines (pread/pwrite, io_uring, raw MMC
 //!   commands through the ioctl); [`offsets`], [`buffer`], [`measure`]: their parts
+//! - [`measured`]: when the measured I/O begins and ends, for the runner's evidence
 
 pub mod buffer;
 pub mod clone_io;
@@ -14,6 +15,7 @@ pub mod io_error;
 pub mod ioctl;
 pub mod job;
 pub mod measure;
+pub mod measured;
 pub mod offsets;
 pub mod result;
 pub mod spec;
@@ -23,6 +25,7 @@ pub mod uring;
 pub mod window;
 
 pub use io_error::{IoFailure, IoOp};
+pub use measured::{MeasuredWindow, Unwatched};
 pub use result::WorkloadResult;
 pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
@@ -125,10 +128,12 @@ fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result
 }
 
 /// Run every job of `spec` at the same time against `target`; return what was measured.
+/// `window` hears when the measured I/O begins and ends ([`measured`]).
 pub fn run_workload(
     spec: &WorkloadSpec,
     target: &Target,
     opts: &EngineOptions,
+    window: &dyn MeasuredWindow,
 ) -> Result<WorkloadResult> {
     let clones = prepare(spec, target, opts)?;
     let created = CreatedFiles(job::lay_out_files(&clones, target)?);
@@ -142,6 +147,16 @@ pub fn run_workload(
         align: target.logical_block_bytes as usize,
         run_id: opts.run_id,
         barrier: Barrier::new(clones.len()),
+        measuring: Barrier::new(clones.len()),
+        measured: measured::Measured::new(
+            window,
+            clones
+                .iter()
+                .map(|c| c.job.ramp_time.unwrap_or_default())
+                .min()
+                .unwrap_or_default(),
+            clones.len(),
+        ),
         origin: OnceLock::new(),
         cancel: &opts.cancel,
         sibling_failed: AtomicBool::new(false),
@@ -153,7 +168,10 @@ pub fn run_workload(
             window::Window::counter(clones.len(), flushing)
         }),
     };
-    let done = run_clones(&clones, files, &shared)?;
+    let done = run_clones(&clones, files, &shared);
+    // Before verify reads the regions back.
+    shared.measured.end();
+    let done = done?;
     let origin = shared.origin.get().copied().unwrap_or_else(Instant::now);
     let started_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -197,6 +215,9 @@ struct Shared<'a> {
     run_id: u64,
     /// Every clone starts measuring when all are set up.
     barrier: Barrier,
+    /// ... and, without a ramp, once the measured window has begun.
+    measuring: Barrier,
+    measured: measured::Measured<'a>,
     /// The moment the first clone passed the barrier: time zero of the series.
     origin: OnceLock<Instant>,
     /// The user's cancel flag (SIGINT/SIGTERM).
@@ -216,12 +237,16 @@ fn run_clones(
     shared: &Shared,
 ) -> Result<Vec<CloneOutcome>> {
     let outcomes: Vec<Result<CloneOutcome>> = std::thread::scope(|scope| {
+        if !shared.measured.ramp.is_zero() {
+            scope.spawn(|| shared.measured.begin_after_ramp(&shared.origin));
+        }
         let handles: Vec<_> = clones
             .iter()
             .zip(files)
             .map(|(plan, file)| {
                 scope.spawn(move || {
                     let r = run_clone(plan, file, shared);
+                    shared.measured.clone_done();
                     if r.is_err() {
                         shared.sibling_failed.store(true, Ordering::Relaxed);
                     }
@@ -363,8 +388,14 @@ fn new_engine(plan: &ClonePlan, file: &File, shared: &Shared) -> Result<EngineIm
                 .mmc
                 .clone()
                 .ok_or_else(|| anyhow::anyhow!("the ioctl engine has no card"))?;
-            ioctl::IoctlEngine::new(access, job, seed, shared.force)
-                .map(|e| EngineImpl::Ioctl(Box::new(e)))
+            ioctl::IoctlEngine::new(
+                access,
+                job,
+                plan.region_start..plan.region_end(),
+                seed,
+                shared.force,
+            )
+            .map(|e| EngineImpl::Ioctl(Box::new(e)))
         }
     }
 }
@@ -375,7 +406,10 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
     // a failed setup still meets the barrier (the others would wait forever).
     let engine = new_engine(plan, &file, shared);
     let mut recorder = Recorder::new(Instant::now());
-    shared.barrier.wait();
+    if shared.barrier.wait().is_leader() && shared.measured.ramp.is_zero() {
+        shared.measured.begin();
+    }
+    shared.measuring.wait();
     let mut engine = engine.map_err(|e| anyhow::anyhow!("job '{}': {e:#}", plan.name))?;
     let cpu_start = thread_cpu_seconds();
     let origin = *shared.origin.get_or_init(Instant::now);

@@ -2,7 +2,9 @@
 //! CMD13) that mmcab sends itself through `MMC_IOC_MULTI_CMD`, bypassing the block
 //! layer like the kernel's mmc_test, without unbinding the card. With `packed = N`, the
 //! job's writes go N at a time as eMMC 4.5 packed writes built as Linux 4.9 built them
-//! ([`crate::device::packed`]).
+//! ([`crate::device::packed`]). No command writes outside the job's region, also when
+//! the card takes a packed write for plain data: near the region's end a packed command
+//! is cut short ([`split_in_region`]).
 //!
 //! One command (or one packed command) at a time per job clone, like the sync engine.
 //! What is measured is the same as the other engines: each write or read is one I/O of
@@ -30,10 +32,11 @@ use super::result::Direction;
 use super::spec::JobSpec;
 use crate::device::ioctl::{read_ext_csd, MmcIoctlError};
 use crate::device::mmc_io::{MmcIo, TransferError, WriteDone};
-use crate::device::packed::{write_header, Entry, PackedStatus};
+use crate::device::packed::{split_in_region, write_header, Entry, PackedStatus};
 use crate::device::raw_access::RawAccess;
 use anyhow::{anyhow, Result};
 use linux_uapi::mmc_proto::R1_EXCEPTION_EVENT;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -45,14 +48,17 @@ pub struct IoctlEngine {
     read_buf: Vec<u8>,
     /// Unpacked: one block of `bs`. Packed: the header, then `packed` slots of `bs`.
     write_buf: Vec<u8>,
-    /// The pending packed command: (entry, byte offset on the node).
+    /// The pending writes of a packed command: (entry, byte offset on the node).
     batch: Vec<(Entry, u64)>,
+    /// The job's region in 512-byte sectors: no command writes outside it.
+    region: Range<u64>,
 }
 
 impl IoctlEngine {
     pub fn new(
         access: Arc<RawAccess>,
         job: &JobSpec,
+        region: Range<u64>,
         seed: u64,
         force: bool,
     ) -> Result<IoctlEngine> {
@@ -83,6 +89,8 @@ impl IoctlEngine {
             read_buf: vec![0u8; if job.rw.reads() { bs } else { 0 }],
             write_buf,
             batch: Vec::with_capacity(packed),
+            // Whole sectors inside the byte range.
+            region: region.start.div_ceil(512)..region.end / 512,
         })
     }
 
@@ -125,12 +133,12 @@ impl IoctlEngine {
                             Some((Direction::Read, _)) | None => break,
                         }
                     }
-                    self.write_batch(io, rec)?
+                    self.write_pending(io, rec)?
                 }
                 Direction::Write => {
                     self.batch.clear();
                     self.batch.push(self.entry(offset));
-                    self.write_batch(io, rec)?
+                    self.write_pending(io, rec)?
                 }
             };
             if io.deadline.is_some_and(|deadline| done >= deadline) {
@@ -171,11 +179,42 @@ impl IoctlEngine {
         Ok(done)
     }
 
-    /// Sends the writes in `batch`: alone, or as one packed command when there are two
-    /// or more (Linux 4.9 packed no single request either).
-    fn write_batch(&mut self, io: &mut CloneIo<'_>, rec: &mut Recorder) -> Result<Instant> {
+    /// Sends the writes in `batch` in as few commands as keep every byte a command may
+    /// write inside the job's region ([`split_in_region`]: near its end a packed command
+    /// is cut short and the rest follow).
+    fn write_pending(&mut self, io: &mut CloneIo<'_>, rec: &mut Recorder) -> Result<Instant> {
+        let entries: Vec<Entry> = self.batch.iter().map(|(e, _)| *e).collect();
+        let commands = split_in_region(
+            self.access.format,
+            &entries,
+            self.packed.max(1),
+            &self.region,
+        )
+        .map_err(|e| {
+            anyhow!(
+                "job '{}': write at offset {}: {e}",
+                io.name,
+                self.batch[0].1
+            )
+        })?;
+        let mut done = Instant::now();
+        for command in commands {
+            done = self.write_command(io, rec, command)?;
+        }
+        Ok(done)
+    }
+
+    /// Sends the writes `batch[command]`: alone, or as one packed command when there are
+    /// two or more (Linux 4.9 packed no single request either).
+    fn write_command(
+        &mut self,
+        io: &mut CloneIo<'_>,
+        rec: &mut Recorder,
+        command: Range<usize>,
+    ) -> Result<Instant> {
         let bs = self.bs;
-        let packed = self.batch.len() >= 2;
+        let batch = &self.batch[command];
+        let packed = batch.len() >= 2;
         let header = if packed {
             self.access.format.header_bytes()
         } else {
@@ -186,14 +225,14 @@ impl IoctlEngine {
         } else {
             0
         };
-        for (k, (_, offset)) in self.batch.iter().enumerate() {
+        for (k, (_, offset)) in batch.iter().enumerate() {
             let at = data_start + k * bs;
             io.writer.prepare(&mut self.write_buf[at..at + bs], *offset);
         }
-        let first = self.batch[0].1;
+        let first = batch[0].1;
         let started = Instant::now();
         let result = if packed {
-            let entries: Vec<Entry> = self.batch.iter().map(|(e, _)| *e).collect();
+            let entries: Vec<Entry> = batch.iter().map(|(e, _)| *e).collect();
             let hdr = &mut self.write_buf[..header];
             let args = write_header(self.access.format, &entries, hdr)
                 .map_err(|e| anyhow!("job '{}': packed write at offset {first}: {e}", io.name))?;
@@ -207,15 +246,15 @@ impl IoctlEngine {
         let done = Instant::now();
         let written = match result {
             Ok(written) => written,
-            Err(e) if packed => return Err(self.packed_failed(io, first, e)),
+            Err(e) if packed => return Err(self.packed_failed(io, batch.len(), first, e)),
             Err(e) => return Err(failed(io, Direction::Write, first, e)),
         };
         if packed {
-            self.check_exception(io, first, written)?;
+            self.check_exception(io, batch.len(), first, written)?;
         }
         let latency = (done - started).as_nanos() as u64;
         let mut fsync = false;
-        for _ in &self.batch {
+        for _ in batch {
             rec.record(Direction::Write, bs as u64, latency, done);
             fsync |= io.writer.written_one();
         }
@@ -228,17 +267,22 @@ impl IoctlEngine {
 
     /// EXCEPTION_EVENT after a packed write: the card may report it failed (when
     /// PACKED_EVENT_EN is set; other exceptions, e.g. urgent BKOPS, are no failure).
-    fn check_exception(&self, io: &CloneIo<'_>, first: u64, written: WriteDone) -> Result<()> {
+    fn check_exception(
+        &self,
+        io: &CloneIo<'_>,
+        entries: usize,
+        first: u64,
+        written: WriteDone,
+    ) -> Result<()> {
         if written.status & R1_EXCEPTION_EVENT == 0 {
             return Ok(());
         }
         let status = PackedStatus::from_ext_csd(&read_ext_csd(&io.file)?);
         if status.failed() {
-            let len = (self.batch.len() * self.bs) as u64;
+            let len = (entries * self.bs) as u64;
             let failure = io_failure(io, Direction::Write, first, len, None);
             return Err(failure.context(format!(
-                "packed write of {} entries: {}",
-                self.batch.len(),
+                "packed write of {entries} entries: {}",
                 status.describe()
             )));
         }
@@ -247,11 +291,17 @@ impl IoctlEngine {
 
     /// A packed write that failed, with what the card's packed status registers say
     /// (Linux 4.9 read them after every failed packed command).
-    fn packed_failed(&self, io: &CloneIo<'_>, first: u64, e: TransferError) -> anyhow::Error {
+    fn packed_failed(
+        &self,
+        io: &CloneIo<'_>,
+        entries: usize,
+        first: u64,
+        e: TransferError,
+    ) -> anyhow::Error {
         let registers = read_ext_csd(&io.file)
             .map(|raw| PackedStatus::from_ext_csd(&raw).describe())
             .unwrap_or_else(|err| format!("EXT_CSD unreadable afterwards: {err}"));
-        let len = (self.batch.len() * self.bs) as u64;
+        let len = (entries * self.bs) as u64;
         io_failure(io, Direction::Write, first, len, Some(&e)).context(format!("{e}; {registers}"))
     }
 }

@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
-/// Most entries a packed command can name: its entry count is one byte of the header.
+/// Most entries a packed command can name: MAX_PACKED_WRITES (EXT_CSD [500]) is one byte.
 pub const MAX_PACKED_ENTRIES: u32 = 255;
 
 /// How an ioctl write job sends its writes: `packed = 0` / `"off"` (each write its own

@@ -162,37 +162,9 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::packed::{Addressing, CardFormat, EXT_CSD_MAX_PACKED_WRITES};
 
     fn access(rev: u8, max_packed: u8, large: bool) -> RawAccess {
-        let mut raw = [0u8; 512];
-        raw[192] = rev;
-        raw[EXT_CSD_MAX_PACKED_WRITES] = max_packed;
-        RawAccess {
-            node: "/dev/mmcblk0".into(),
-            paths: crate::device::MmcPaths {
-                dev_node: "/dev/mmcblk0".into(),
-                disk: "mmcblk0".into(),
-                block_sysfs: "/sys/block/mmcblk0".into(),
-                card_sysfs: "/c".into(),
-                card: "mmc0:0001".into(),
-                host: "mmc0".into(),
-                host_debugfs: "/d".into(),
-                card_debugfs: "/d/c".into(),
-            },
-            ext_csd: crate::device::ExtCsd { raw },
-            format: CardFormat {
-                addressing: Addressing::Sector,
-                large_sector: large,
-            },
-            addressing_source: String::new(),
-            max_cmd_bytes: 512 * 1024,
-            max_cmd_bytes_source: "MMC_IOC_MAX_BYTES (512 KiB per command)".into(),
-            size_bytes: 1 << 34,
-            read_only: None,
-            kernel_release: "7.2.13".into(),
-            rca: 1,
-        }
+        crate::device::raw_access::test_access(rev, max_packed, large)
     }
 
     #[test]
