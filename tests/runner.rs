@@ -361,3 +361,56 @@ size = "1MiB"
         "restored"
     );
 }
+
+/// `mmcab run` with its stderr or stdout a pipe whose reader is gone (`2>&1 | head`, a
+/// closed terminal): every write fails with EPIPE, and the run still finishes and puts
+/// the knobs back (no panic, no abort).
+fn run_with_a_closed_pipe(stderr_closed: bool) {
+    let dev = LoopDevice::new(64 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    std::fs::write(&marker, "orig\n").unwrap();
+    let before = read_ahead(&dev);
+    let plan = plan(dir.path(), &marker, 2, "100ms");
+    let out_dir = dir.path().join("res");
+    let mut cmd = Command::new(MMCAB);
+    cmd.arg("run")
+        .arg(&plan)
+        .arg("--device")
+        .arg(&dev.dev)
+        .arg("--out")
+        .arg(&out_dir);
+    let errors = dir.path().join("stderr");
+    if stderr_closed {
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    } else {
+        cmd.stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&errors).unwrap());
+    }
+    let mut child = cmd.spawn().unwrap();
+    // The reader goes away before mmcab writes anything.
+    drop(child.stderr.take());
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(&errors).unwrap_or_default();
+    assert_eq!(read_ahead(&dev), before, "read_ahead_kb restored: {said}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
+    assert_eq!(status.code(), Some(0), "{status:?}: {said}");
+    assert!(
+        !said.contains("panicked") && !said.contains("error"),
+        "{said}"
+    );
+    assert_eq!(group_runs(&out_dir).len(), 4);
+}
+
+#[test]
+#[ignore = "needs root: loop devices"]
+fn a_closed_stderr_does_not_stop_the_restore() {
+    run_with_a_closed_pipe(true);
+}
+
+#[test]
+#[ignore = "needs root: loop devices"]
+fn a_closed_stdout_does_not_stop_the_restore() {
+    run_with_a_closed_pipe(false);
+}

@@ -95,7 +95,12 @@ impl Events for Output {
 impl Output {
     fn restore(&self, event: GuardEvent<'_>) {
         match event {
-            GuardEvent::Panicking => self.line("mmcab: panicked; restoring knobs before exiting"),
+            GuardEvent::Panicking { restored: true } => {
+                self.line("mmcab: panicked; the knobs were restored before exiting")
+            }
+            GuardEvent::Panicking { restored: false } => self.line(
+                "mmcab: panicked; the knobs above could not be restored: run the commands printed",
+            ),
             GuardEvent::RestoreFailed { knob, error } => {
                 self.line(&format!("mmcab: restoring knob {knob} failed: {error:#}"))
             }
