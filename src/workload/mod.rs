@@ -164,7 +164,16 @@ pub fn run_workload(
 fn open_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<File>> {
     let mut files = Vec::with_capacity(clones.len());
     for c in clones {
-        files.push(target.open_io(&c.path, c.job.rw.writes(), c.job.direct)?);
+        let file = target
+            .open_io(&c.path, c.job.rw.writes(), c.job.direct)
+            .map_err(|e| match e.downcast::<std::io::Error>() {
+                // An I/O error on the target (the O_DIRECT refusal stays bad input).
+                Ok(io) => IoFailure::new(IoOp::Open, None, 0, &c.path, &c.name)
+                    .errno(&io)
+                    .into(),
+                Err(other) => other,
+            })?;
+        files.push(file);
     }
     for (c, f) in clones.iter().zip(&files) {
         if !c.job.direct {
