@@ -414,3 +414,62 @@ fn a_closed_stderr_does_not_stop_the_restore() {
 fn a_closed_stdout_does_not_stop_the_restore() {
     run_with_a_closed_pipe(false);
 }
+
+/// A real I/O error that comes with a signal is reported as the error it is (exit 4),
+/// not taken for the cancel: the knob's apply sends SIGTERM to mmcab and turns the file
+/// target into a directory, so the run's open fails while the stop flag is set.
+#[test]
+fn an_io_error_that_coincides_with_a_signal_is_not_swallowed() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let marker = dir.path().join("marker");
+    let target = dir.path().join("target");
+    std::fs::write(&marker, "orig\n").unwrap();
+    let (m, t) = (marker.display(), target.display());
+    let text = format!(
+        r#"
+name = "signal-and-error"
+[[knob]]
+name = "trap"
+kind = "command"
+read = "cat {m}"
+apply = "echo {{value}} > {m}; rm -f {t}; mkdir {t}; kill -TERM $PPID; sleep 0.3"
+restore = "echo {{value}} > {m}"
+[[config]]
+name = "A"
+trap = "a"
+[[workload]]
+name = "r"
+[[workload.job]]
+name = "r"
+rw = "read"
+size = "64KiB"
+direct = false
+"#
+    );
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(&plan, text).unwrap();
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&plan)
+        .arg("--device")
+        .arg(&target)
+        .arg("--out")
+        .arg(dir.path().join("res"))
+        .arg("--no-evidence")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("got SIGTERM"), "{stderr}");
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .ends_with(&format!(
+                "open of {t} failed: EISDIR (Is a directory) [job 'r']"
+            )),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
+}

@@ -300,9 +300,9 @@ impl Loop<'_> {
         let started = self.evidence.start();
         let result = match run_workload(&spec, self.target.get()?, self.engine) {
             Ok(result) => result,
-            Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
-                return Ok(false)
-            }
+            // Only the engine's own cancel is one: an I/O error that comes with a signal
+            // is still an error, reported as such.
+            Err(err) if err.downcast_ref::<Cancelled>().is_some() => return Ok(false),
             Err(mut err) => {
                 // The errno of I/O on a vanished disk misleads (ENOSPC): say it is gone.
                 if let Some(failure) = err.downcast_mut::<IoFailure>() {

@@ -28,7 +28,7 @@ pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
 
 use anyhow::Result;
-use clone_io::{CloneIo, ReadChecker, SiblingFailed, Stop, Writer};
+use clone_io::{CloneIo, ReadChecker, Stop, Writer};
 use job::ClonePlan;
 use measure::{DirStats, Recorder};
 use offsets::OffsetGen;
@@ -212,7 +212,8 @@ struct Shared<'a> {
 }
 
 /// Runs one thread per clone; returns their outcomes in clone order, or the first real
-/// error (not the "a sibling failed" stops it caused).
+/// error (not the "a sibling failed" stops it caused, and before a cancel: an I/O error
+/// that came with the signal is still reported).
 fn run_clones(
     clones: &[ClonePlan],
     files: Vec<File>,
@@ -240,21 +241,7 @@ fn run_clones(
             })
             .collect()
     });
-    let mut done = Vec::with_capacity(outcomes.len());
-    let mut first_error = None;
-    for o in outcomes {
-        match o {
-            Ok(v) => done.push(v),
-            Err(e) if e.is::<SiblingFailed>() => {}
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(done),
-    }
+    clone_io::first_error(outcomes)
 }
 
 /// Per-job results (verify included) and the group totals per direction.
