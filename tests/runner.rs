@@ -174,6 +174,27 @@ fn interrupt(
     finished: usize,
     signals: &[nix::sys::signal::Signal],
 ) -> i32 {
+    let child = start_and_wait(plan, dev, out_dir, finished);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    for signal in signals {
+        nix::sys::signal::kill(pid, *signal).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--resume"), "{stderr}");
+    out.status
+        .code()
+        .expect("mmcab handled the signal and exited")
+}
+
+/// Start a run and return once `finished` runs are in runs.csv.
+fn start_and_wait(
+    plan: &Path,
+    dev: &LoopDevice,
+    out_dir: &Path,
+    finished: usize,
+) -> std::process::Child {
     let mut child = Command::new(MMCAB)
         .arg("run")
         .arg(plan)
@@ -204,17 +225,66 @@ fn interrupt(
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    for signal in signals {
-        nix::sys::signal::kill(pid, *signal).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
+    child
+}
+
+/// A run killed with its knobs applied (SIGKILL: no restore) and then resumed: the
+/// resume restores the values from before the first start, which meta.json recorded,
+/// not the ones the killed run left, and keeps the first start's restore.sh.
+#[test]
+#[ignore = "needs root: loop devices"]
+fn resume_after_sigkill_restores_the_knobs_as_they_were_before_the_first_start() {
+    let dev = LoopDevice::new(64 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    std::fs::write(&marker, "orig\n").unwrap();
+    let before = read_ahead(&dev);
+    let plan = plan(dir.path(), &marker, 4, "300ms");
+    let out_dir = dir.path().join("res");
+    let mut child = start_and_wait(&plan, &dev, &out_dir, 1);
+    // Run 2 is config B's (interleaved): its marker goes in after its read-ahead.
+    let start = Instant::now();
+    while std::fs::read_to_string(&marker).unwrap().trim() != "b" {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "config B never applied"
+        );
+        std::thread::sleep(Duration::from_millis(5));
     }
-    let out = child.wait_with_output().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(read_ahead(&dev), "512", "killed with config B applied");
+    let restore_sh = std::fs::read_to_string(out_dir.join("restore.sh")).unwrap();
+    let meta: Meta =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
+    let originals = meta.knob_originals.expect("knob originals recorded");
+    assert_eq!(originals["read-ahead"], before);
+    assert_eq!(originals["marker"], "orig");
+
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg("--resume")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--resume"), "{stderr}");
-    out.status
-        .code()
-        .expect("mmcab handled the signal and exited")
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(group_runs(&out_dir).len(), 8);
+    assert_eq!(
+        read_ahead(&dev),
+        before,
+        "restored to before the first start"
+    );
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("restore.sh")).unwrap(),
+        restore_sh,
+        "restore.sh of the first start kept"
+    );
+    assert!(restore_sh.contains(&format!(
+        "echo {before} > {}",
+        read_ahead_path(&dev).display()
+    )));
 }
 
 #[test]

@@ -77,6 +77,14 @@ impl KnobGuard {
         self.knobs.iter().map(|k| k.name().to_string()).collect()
     }
 
+    /// Every snapshot as [`Knob::saved`] writes it, by knob name (for meta.json).
+    pub fn saved(&self) -> std::collections::BTreeMap<String, String> {
+        self.knobs
+            .iter()
+            .filter_map(|k| Some((k.name().to_string(), k.saved()?)))
+            .collect()
+    }
+
     /// Shell commands that restore every snapshot by hand, as a script.
     pub fn restore_script(&self) -> String {
         let mut script = String::from(

@@ -178,6 +178,13 @@ pub struct Meta {
     /// fixed number of repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_ci_pct: Option<f64>,
+    /// Every knob the run uses as it was before the first start changed anything (the
+    /// knob's saved snapshot: its value in the plan's words, then `key=value` for what
+    /// else its restore puts back, e.g. `8 caps=0x4000014f control=auto`). `--resume`
+    /// restores to these, not to what an interrupted run left. Absent in results
+    /// directories of older mmcab versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knob_originals: Option<std::collections::BTreeMap<String, String>>,
     pub started_unix_s: f64,
     /// Set when every run of the matrix has finished.
     pub finished_unix_s: Option<f64>,

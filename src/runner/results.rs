@@ -7,6 +7,7 @@ use super::observe::Observer;
 use super::session::{hex, Session};
 use crate::device::sysfs::read_trimmed;
 use crate::evidence::RunEvidence;
+use crate::knob::guard::KnobGuard;
 use crate::plan::matrix::Slot;
 use crate::record::writer::{read_rows, ResultsWriter, RunKey};
 use crate::record::{ConfigMeta, EvidenceMeta, Meta, RunRow, RESTORE_SH, RUNS_CSV};
@@ -24,22 +25,52 @@ pub struct Recording {
 
 impl Recording {
     /// The resumed directory, or a new one (`out`, or `results/<plan>[-<label>]-<UTC
-    /// time>`) with the device described in meta.json; then `restore.sh`, before any
-    /// knob is changed.
+    /// time>`) with the device and the knobs' snapshots in meta.json; then `restore.sh`,
+    /// before any knob is changed. A resumed run keeps the `restore.sh` of its first
+    /// start (the knobs were adopted from meta.json, [`super::knobs::plan`]).
     pub fn open(
         session: &mut Session,
         out: Option<&Path>,
         observer: &Observer,
-        restore_script: &str,
+        guard: &KnobGuard,
         events: &dyn Events,
     ) -> Result<Recording> {
         let (writer, meta) = match session.resumed.take() {
-            Some(resumed) => resumed,
+            Some((writer, meta)) => {
+                let missing: Vec<String> = guard
+                    .names()
+                    .into_iter()
+                    .filter(|n| {
+                        !meta
+                            .knob_originals
+                            .as_ref()
+                            .is_some_and(|m| m.contains_key(n))
+                    })
+                    .collect();
+                if !missing.is_empty() {
+                    events.event(Event::Warning(format!(
+                        "{}/meta.json does not record the value of {} from before the first \
+                         start (written by an older mmcab): restoring to the values now; \
+                         restore.sh has the ones from the first start",
+                        writer.dir().display(),
+                        missing.join(", ")
+                    )));
+                }
+                if writer.dir().join(RESTORE_SH).exists() {
+                    return Ok(Recording {
+                        writer,
+                        meta,
+                        label: session.label.clone(),
+                    });
+                }
+                (writer, meta)
+            }
             None => {
                 let dir = out
                     .map(Path::to_path_buf)
                     .unwrap_or_else(|| default_out_dir(session));
                 let mut meta = new_meta(session);
+                meta.knob_originals = Some(guard.saved());
                 if let Err(err) = observer.describe(&mut meta) {
                     events.event(Event::Warning(format!(
                         "device identity for meta.json: {err:#}"
@@ -48,7 +79,7 @@ impl Recording {
                 (ResultsWriter::create(&dir, &meta)?, meta)
             }
         };
-        writer.write_file_atomic(RESTORE_SH, restore_script.as_bytes())?;
+        writer.write_file_atomic(RESTORE_SH, guard.restore_script().as_bytes())?;
         Ok(Recording {
             writer,
             meta,
@@ -145,6 +176,7 @@ pub fn new_meta(session: &Session) -> Meta {
         seed: session.seed,
         scale_down: session.scale_down,
         until_ci_pct: session.until_ci,
+        knob_originals: None,
         started_unix_s: unix_now(),
         finished_unix_s: None,
         evidence: None,

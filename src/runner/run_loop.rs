@@ -49,7 +49,7 @@ pub(super) fn run(
             &mut session,
             opts.out.as_deref(),
             &observer,
-            &guard.restore_script(),
+            &guard,
             &*events,
         )?),
         Mode::OnePass => None,
