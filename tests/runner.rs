@@ -355,6 +355,81 @@ fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
     assert_eq!(meta.scale_down, Some(2), "kept across --resume");
 }
 
+/// `--resume` refuses another device or kernel than the run started on (here: what
+/// meta.json recorded of them changed), in one line naming the difference and the fix,
+/// before any knob is touched; the same device and kernel resume.
+#[test]
+#[ignore = "needs root: loop devices"]
+fn resume_refuses_another_device_or_kernel() {
+    let dev = LoopDevice::new(64 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    std::fs::write(&marker, "orig\n").unwrap();
+    let plan = plan(dir.path(), &marker, 2, "300ms");
+    let out_dir = dir.path().join("res");
+    let code = interrupt(
+        &plan,
+        &dev,
+        &out_dir,
+        1,
+        &[nix::sys::signal::Signal::SIGTERM],
+    );
+    assert_eq!(code, 128 + 15);
+    let meta_path = out_dir.join("meta.json");
+    let recorded = std::fs::read_to_string(&meta_path).unwrap();
+    let meta: Meta = serde_json::from_str(&recorded).unwrap();
+    let id = meta.block_device.clone().expect("block device recorded");
+    assert_eq!(id.size_bytes, 64 << 20);
+    assert!(
+        id.backing_file
+            .as_deref()
+            .is_some_and(|f| f.contains("mmcab-test-loop.")),
+        "{id:?}"
+    );
+    let resume = || {
+        Command::new(MMCAB)
+            .arg("run")
+            .arg("--resume")
+            .arg(&out_dir)
+            .output()
+            .unwrap()
+    };
+    type Change<'a> = (fn(&mut Meta), &'a str);
+    let changes: [Change; 2] = [
+        (
+            |m| m.kernel_release = "0.1.0-other".into(),
+            "kernel release: 0.1.0-other recorded, ",
+        ),
+        (
+            |m| m.block_device.as_mut().unwrap().size_bytes = 1 << 30,
+            &format!(
+                "device size: {} bytes recorded, {} bytes now",
+                1u64 << 30,
+                64u64 << 20
+            ),
+        ),
+    ];
+    for (change, want) in changes {
+        let mut other = meta.clone();
+        change(&mut other);
+        std::fs::write(&meta_path, serde_json::to_string(&other).unwrap()).unwrap();
+        let out = resume();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(last.contains(want) && last.contains("--force"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
+    }
+    std::fs::write(&meta_path, &recorded).unwrap();
+    let out = resume();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(group_runs(&out_dir).len(), 4);
+}
+
 #[test]
 #[ignore = "needs root: loop devices"]
 fn a_second_ctrl_c_does_not_skip_restore() {

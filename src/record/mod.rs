@@ -154,6 +154,10 @@ pub struct Meta {
     /// (identity, ios, EXT_CSD, capabilities: compare checks the identity); null for
     /// other targets.
     pub device: Option<crate::device::DeviceInfo>,
+    /// Size and model of a block device target (absent for files and directories, and
+    /// in results directories of older mmcab versions): `--resume` checks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_device: Option<BlockDeviceId>,
     /// A one-line human description of the device, e.g. "QEMU!! (manfid 0x0000aa) 256 MiB eMMC".
     pub device_summary: String,
     pub plan_name: String,
@@ -192,6 +196,19 @@ pub struct Meta {
     /// in results directories of mmcab 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceMeta>,
+}
+
+/// What identifies a block device target besides an MMC card's CID: its size, the
+/// model its driver reports, and for a loop device its backing file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockDeviceId {
+    pub size_bytes: u64,
+    /// sysfs `device/model` of the disk (absent for loop, dm and others without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// sysfs `loop/backing_file` of a loop device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_file: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

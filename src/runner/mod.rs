@@ -10,7 +10,8 @@
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as one stop flag; the knobs are restored on
 //!   one path after the loop (finished, failed or stopped) and by the guard on panic;
 //! - [`events`]: progress as typed events for the command line to show;
-//! - `evidence`: the kernel evidence collected around every run ([`crate::evidence`]).
+//! - `evidence`: the kernel evidence collected around every run ([`crate::evidence`]);
+//! - `identity`: `--resume` only on the device and kernel the run started on.
 //!
 //! It takes typed [`RunOptions`] (the command line converts its arguments), prints
 //! nothing, and returns an [`Outcome`] for the caller to show.
@@ -18,6 +19,7 @@
 pub mod adaptive;
 pub mod events;
 mod evidence;
+mod identity;
 mod knobs;
 pub mod observe;
 mod reopen;

@@ -152,6 +152,7 @@ pub fn new_meta(session: &Session) -> Meta {
         hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
         target: session.target.to_string_lossy().into_owned(),
         device: Default::default(),
+        block_device: None,
         device_summary: String::new(),
         plan_name: session.plan.name.clone(),
         plan_sha256: hex(&Sha256::digest(session.plan_text.as_bytes())),

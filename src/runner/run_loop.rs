@@ -96,6 +96,9 @@ struct Prepared {
 /// configs want, open the target and check every workload against it.
 fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Result<Prepared> {
     let observer = Observer::open(&session.target, knobs::needs_mmc(session))?;
+    if let Some((writer, meta)) = &session.resumed {
+        super::identity::check_same_device(meta, &observer, writer.dir(), opts.force)?;
+    }
     let KnobPlan { knobs, wanted } = knobs::plan(session, &observer, opts.force)?;
     let target = Target::open(&session.target, opts.allow_write)?;
     let engine = EngineOptions {
