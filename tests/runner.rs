@@ -242,9 +242,9 @@ fn resume_after_sigkill_restores_the_knobs_as_they_were_before_the_first_start()
     let plan = plan(dir.path(), &marker, 4, "300ms");
     let out_dir = dir.path().join("res");
     let mut child = start_and_wait(&plan, &dev, &out_dir, 1);
-    // Run 2 is config B's (interleaved): its marker goes in after its read-ahead.
+    // Run 2 is config B's (interleaved): kill once both its knobs are in.
     let start = Instant::now();
-    while std::fs::read_to_string(&marker).unwrap().trim() != "b" {
+    while std::fs::read_to_string(&marker).unwrap().trim() != "b" || read_ahead(&dev) != "512" {
         assert!(
             start.elapsed() < Duration::from_secs(30),
             "config B never applied"
