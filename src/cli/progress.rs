@@ -83,7 +83,8 @@ impl Events for Output {
             }
             Event::Warning(text) => self.warn(&text),
             Event::TornLine { path, bytes } => self.line(&format!(
-                "mmcab: {}: dropping a torn last line ({bytes} bytes) left by the interrupted run",
+                "mmcab: {}: dropping the torn end ({bytes} bytes, a run not wholly recorded) \
+                 left by the interrupted run",
                 path.display()
             )),
             Event::Signal { signal, again } => self.line(&signal_line(signal, again)),

@@ -92,7 +92,17 @@ impl ResultsWriter {
         let runs_path = dir.join(RUNS_CSV);
         torn.extend(cut_torn_line(&runs_path)?);
         let rows: Vec<RunRow> = read_rows(&runs_path)?;
-        let finished: BTreeSet<u32> = rows.iter().map(|r| r.run).collect();
+        let mut finished: BTreeSet<u32> = rows.iter().map(|r| r.run).collect();
+        if let Some(partial) = partial_last_run(&rows) {
+            // Its rows are dropped with the others of runs that did not finish.
+            finished.remove(&partial);
+            let before = file_len(&runs_path);
+            keep_runs::<RunRow>(&runs_path, &finished, |r| r.run)?;
+            torn.push(TornLine {
+                path: runs_path.clone(),
+                bytes: before.saturating_sub(file_len(&runs_path)) as usize,
+            });
+        }
         for name in [
             SERIES_CSV,
             LATENCY_CSV,
@@ -327,6 +337,27 @@ fn cut_torn_line(path: &Path) -> Result<Option<TornLine>> {
     }))
 }
 
+/// The last run of runs.csv when not all its rows reached the file (a write torn at a
+/// line's end by a power cut): a run's group rows come last, one per direction its jobs
+/// have. Files without any group row (mmcab 0.1) are taken as they are.
+fn partial_last_run(rows: &[RunRow]) -> Option<u32> {
+    let last = rows.last()?.run;
+    if !rows.iter().any(|r| r.job == GROUP_JOB) {
+        return None;
+    }
+    let of_last = || rows.iter().rev().take_while(|r| r.run == last);
+    let directions: BTreeSet<_> = of_last().map(|r| r.direction).collect();
+    let grouped: BTreeSet<_> = of_last()
+        .filter(|r| r.job == GROUP_JOB)
+        .map(|r| r.direction)
+        .collect();
+    (directions != grouped).then_some(last)
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
 /// Rewrite a CSV file keeping only the rows of finished runs.
 fn keep_runs<T: Serialize + DeserializeOwned>(
     path: &Path,
@@ -422,6 +453,35 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--resume"));
+    }
+
+    /// A power cut tore the append of run 2 at a line's end: its job row reached
+    /// runs.csv, its group row did not. Run 2 is not taken as finished: its rows (and
+    /// its series) are dropped and it runs again.
+    #[test]
+    fn resume_drops_a_run_whose_rows_did_not_all_reach_runs_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("res");
+        let writer = ResultsWriter::create(&out, &Meta::default()).unwrap();
+        writer.append_run(&key(1), &result(4), None).unwrap();
+        writer.append_run(&key(2), &result(4), None).unwrap();
+        let text = std::fs::read_to_string(out.join(RUNS_CSV)).unwrap();
+        let without_group = text.trim_end().rsplit_once('\n').unwrap().0.len() + 1;
+        let file = OpenOptions::new()
+            .write(true)
+            .open(out.join(RUNS_CSV))
+            .unwrap();
+        file.set_len(without_group as u64).unwrap();
+        let resumed = ResultsWriter::resume(&out).unwrap();
+        assert_eq!(resumed.finished.into_iter().collect::<Vec<_>>(), [1]);
+        assert_eq!(resumed.torn.len(), 1);
+        assert!(resumed.torn[0].bytes > 0);
+        let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();
+        assert_eq!(rows.iter().map(|r| r.run).collect::<Vec<_>>(), [1, 1]);
+        let series: Vec<SeriesRow> = read_rows(&out.join(SERIES_CSV)).unwrap();
+        assert!(series.iter().all(|r| r.run == 1));
+        // Whole runs are kept as they are.
+        assert!(ResultsWriter::resume(&out).unwrap().torn.is_empty());
     }
 
     #[test]

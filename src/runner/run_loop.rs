@@ -73,6 +73,7 @@ pub(super) fn run(
         done: session.done_len(),
         warned_caches: false,
         adaptive,
+        complete: false,
     };
     let looped = runs.all(&mut guard);
     // Knobs that rebind the block driver delete the disk: no handle of ours stays on it.
@@ -159,6 +160,9 @@ struct Loop<'a> {
     warned_caches: bool,
     /// `--until-ci`: which runs are left out.
     adaptive: Option<Adaptive>,
+    /// Every run of the matrix is done or left out by `--until-ci`: the loop got to its
+    /// end (a signal after the last run stops nothing).
+    complete: bool,
 }
 
 impl Loop<'_> {
@@ -176,9 +180,10 @@ impl Loop<'_> {
                 continue;
             }
             if self.interrupts.stopped() || !self.one(guard, slot).map_err(|e| self.explain(e))? {
-                break;
+                return Ok(());
             }
         }
+        self.complete = true;
         Ok(())
     }
 
@@ -202,7 +207,9 @@ impl Loop<'_> {
     /// and is named in the error too), or what the runs gave.
     fn finish(self, looped: Result<()>, restored: Result<()>) -> Result<Done> {
         let session = self.session;
-        let stopped = looped.is_ok() && self.interrupts.stopped();
+        // A loop that ended without error before its end was stopped by a signal (the
+        // run in progress discarded): never recorded as finished.
+        let stopped = looped.is_ok() && !self.complete;
         if stopped {
             self.events.event(Event::Stopped {
                 mode: session.mode,
@@ -236,7 +243,8 @@ impl Loop<'_> {
     }
 
     /// The runs ended with an error (the loop's, the restore's or both): every finished
-    /// run is already in runs.csv; mark a complete matrix finished in meta.json, say
+    /// run is already in runs.csv; mark a complete matrix (`--until-ci`: every workload
+    /// stopped or at `--max-repeat`) finished in meta.json, say
     /// where the runs are and how to go on, and return one error naming both failures.
     fn failed(self, looped: Result<()>, restored: Result<()>) -> anyhow::Error {
         let total = self.session.matrix.len();
@@ -244,7 +252,7 @@ impl Loop<'_> {
         let mut finishing = None;
         if let Some(recording) = self.recording {
             dir = Some(recording.dir().to_path_buf());
-            if looped.is_ok() && self.done == total {
+            if looped.is_ok() && self.complete {
                 finishing = recording.finish().err();
             }
         }
