@@ -430,6 +430,62 @@ fn resume_refuses_another_device_or_kernel() {
     assert_eq!(group_runs(&out_dir).len(), 4);
 }
 
+/// `--resume --dry-run` shows what is done and changes nothing in the results
+/// directory (a torn last line stays until a real resume cuts it).
+#[test]
+#[ignore = "needs root: loop devices"]
+fn resume_dry_run_leaves_the_results_directory_as_it_is() {
+    let dev = LoopDevice::new(64 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    std::fs::write(&marker, "orig\n").unwrap();
+    let plan = plan(dir.path(), &marker, 2, "300ms");
+    let out_dir = dir.path().join("res");
+    let code = interrupt(
+        &plan,
+        &dev,
+        &out_dir,
+        1,
+        &[nix::sys::signal::Signal::SIGTERM],
+    );
+    assert_eq!(code, 128 + 15);
+    let done = group_runs(&out_dir).len();
+    let mut runs_csv = std::fs::OpenOptions::new()
+        .append(true)
+        .open(out_dir.join("runs.csv"))
+        .unwrap();
+    std::io::Write::write_all(&mut runs_csv, b"9,,B,rr,2,fal").unwrap();
+    let files = || {
+        let mut files: Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| {
+                let path = e.unwrap().path();
+                let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+                (path.clone(), std::fs::read(&path).unwrap(), modified)
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let before = files();
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg("--resume")
+        .arg(&out_dir)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.matches("  done").count(), done, "{stdout}");
+    assert!(files() == before, "--dry-run changed the results directory");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
+}
+
 #[test]
 #[ignore = "needs root: loop devices"]
 fn a_second_ctrl_c_does_not_skip_restore() {

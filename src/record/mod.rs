@@ -12,6 +12,7 @@ use crate::workload::result::Direction;
 use serde::{Deserialize, Serialize};
 
 pub mod evidence;
+pub mod resume;
 pub mod verify;
 pub mod writer;
 

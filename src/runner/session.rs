@@ -8,7 +8,8 @@ use super::{Mode, RunOptions};
 use crate::plan::config::ConfigSpec;
 use crate::plan::matrix::{Matrix, Order, Slot};
 use crate::plan::spec::Plan;
-use crate::record::writer::{ResultsWriter, Resumed, TornLine};
+use crate::record::resume::{self, Resumed, TornLine};
+use crate::record::writer::ResultsWriter;
 use crate::record::Meta;
 use crate::workload::WorkloadSpec;
 use anyhow::{bail, Context, Result};
@@ -42,7 +43,8 @@ pub struct Session {
     pub target: PathBuf,
     /// Runs already in runs.csv (resume).
     pub finished: BTreeSet<u32>,
-    /// Set when resuming: the results directory and its meta.json.
+    /// Set when resuming: the results directory (locked) and its meta.json; None for
+    /// `--resume --dry-run`, which only reads the directory.
     pub resumed: Option<(ResultsWriter, Meta)>,
     /// Torn last lines cut off when resuming.
     pub torn: Vec<TornLine>,
@@ -52,7 +54,7 @@ impl Session {
     /// `require_device`: false for --dry-run, which touches no device.
     pub fn open(opts: &RunOptions, require_device: bool) -> Result<Session> {
         match &opts.resume {
-            Some(dir) => Self::resume(opts, dir),
+            Some(dir) => Self::resume(opts, dir, require_device),
             None => Self::fresh(opts, require_device),
         }
     }
@@ -130,13 +132,21 @@ impl Session {
 
     /// Rebuild the session of an interrupted run from its meta.json: same plan text,
     /// configs, workloads, order, seed and repetitions, so the matrix is the same.
-    fn resume(opts: &RunOptions, dir: &Path) -> Result<Session> {
-        let Resumed {
-            writer,
-            meta,
-            finished,
-            torn,
-        } = ResultsWriter::resume(dir)?;
+    /// `for_run`: false for `--dry-run`, which changes nothing in the directory and
+    /// takes no lock ([`resume::inspect`]).
+    fn resume(opts: &RunOptions, dir: &Path, for_run: bool) -> Result<Session> {
+        let (writer, meta, finished, torn) = if for_run {
+            let Resumed {
+                writer,
+                meta,
+                finished,
+                torn,
+            } = resume::resume(dir)?;
+            (Some(writer), meta, finished, torn)
+        } else {
+            let seen = resume::inspect(dir)?;
+            (None, seen.meta, seen.finished, Vec::new())
+        };
         if meta.finished_unix_s.is_some() {
             bail!("{} is a finished run: nothing to resume", dir.display());
         }
@@ -178,7 +188,7 @@ impl Session {
             label: meta.label.clone(),
             target,
             finished,
-            resumed: Some((writer, meta)),
+            resumed: writer.map(|w| (w, meta)),
             torn,
         })
     }
@@ -388,6 +398,7 @@ mod tests {
         let session = Session::open(&opts, true).unwrap();
         assert_eq!(session.matrix.order(), Order::Interleaved);
         assert_eq!(session.target, PathBuf::from("/dev/null"));
+        drop(session);
         opts.order = Some(Order::Blocked);
         let err = Session::open(&opts, true).unwrap_err().to_string();
         assert!(
