@@ -9,7 +9,6 @@ use super::open_au::{self, OpenAuOptions, OpenAuPoint, OpenAuRun, Units};
 use super::record::{ProbeKind, ProbeRecord, PROBE_SCHEMA};
 use anyhow::{bail, Result};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Largest erase size `probe open-au` writes in one I/O (its buffer).
 pub const MAX_ERASE_SIZE: u64 = 64 << 20;
@@ -41,10 +40,7 @@ fn record(kind: ProbeKind, path: &Path, scheduling: String) -> ProbeRecord {
         target: path.display().to_string(),
         device,
         kernel_release: crate::device::capabilities::kernel_release(),
-        started_unix_s: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs_f64(),
+        started_unix_s: crate::clock::unix_now(),
         scheduling,
         align_options: None,
         open_au_options: None,

@@ -5,6 +5,7 @@
 use super::events::{Event, Events, RunInfo};
 use super::observe::Observer;
 use super::session::{hex, Session};
+use crate::clock::{unix_now, utc_stamp};
 use crate::device::sysfs::read_trimmed;
 use crate::evidence::RunEvidence;
 use crate::knob::guard::KnobGuard;
@@ -196,13 +197,6 @@ fn default_out_dir(session: &Session) -> PathBuf {
     PathBuf::from("results").join(name)
 }
 
-pub fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
 fn sanitize(text: &str) -> String {
     text.chars()
         .map(|c| {
@@ -215,37 +209,12 @@ fn sanitize(text: &str) -> String {
         .collect()
 }
 
-/// `20261130T111428Z` for a Unix time (UTC, proleptic Gregorian).
-pub fn utc_stamp(unix_s: i64) -> String {
-    let days = unix_s.div_euclid(86_400);
-    let secs = unix_s.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn stamps() {
-        assert_eq!(utc_stamp(0), "19700101T000000Z");
-        assert_eq!(utc_stamp(1_796_037_268), "20261130T111428Z");
-        assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
+    fn directory_names() {
         assert_eq!(sanitize("bus width/8"), "bus_width_8");
     }
 }

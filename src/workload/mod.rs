@@ -150,11 +150,7 @@ pub fn run_workload(
     };
     let done = run_clones(&clones, files, &shared)?;
     let origin = shared.origin.get().copied().unwrap_or_else(Instant::now);
-    let started_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64()
-        - origin.elapsed().as_secs_f64();
+    let started_unix_s = crate::clock::unix_now() - origin.elapsed().as_secs_f64();
     let result = collect(spec, &clones, done, started_unix_s, &opts.cancel);
     drop(created);
     result
