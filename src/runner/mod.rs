@@ -2,6 +2,7 @@
 //! recorded matrix of configs x workloads x repetitions, `--dry-run` and `--resume`.
 //!
 //! - [`session`]: what a run is made of (plan or saved meta.json, selection, matrix);
+//!   `resume`: the session of an interrupted run, from its meta.json;
 //! - `run_loop`: for every run, put the knobs in place and verify them, check the
 //!   config's expectations, run the workload, record it;
 //! - [`results`]: the results directory of a recorded run; [`observe`]: what the runner
@@ -24,6 +25,7 @@ mod knobs;
 pub mod observe;
 mod reopen;
 pub mod results;
+mod resume;
 mod run_loop;
 pub mod session;
 pub mod signals;
