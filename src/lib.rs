@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod clock;
 pub mod device;
 pub mod evidence;
 pub mod export;

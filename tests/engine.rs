@@ -307,6 +307,46 @@ end_fsync = true
     );
 }
 
+/// Laying out a new file target fails part way (the file size limit: EFBIG): one line
+/// naming the operation, the offset, the file and the errno, exit status 4, as for an
+/// I/O of the run itself.
+#[test]
+fn a_layout_write_that_fails_is_an_io_error_with_its_offset() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = dir.path().join("target.img");
+    let plan = write_plan(
+        dir.path(),
+        "name = \"layout\"\n[[workload]]\nname = \"r\"\n[[workload.job]]\nname = \"r\"\n\
+         rw = \"read\"\nsize = \"4M\"\ndirect = false\n",
+    );
+    // At most 1024 blocks per file (512 KiB in dash, 1 MiB in bash); SIGXFSZ ignored,
+    // so the write past the limit fails with EFBIG instead of killing the process.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 1024; trap '' XFSZ; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_mmcab"))
+        .arg("run")
+        .arg(&plan)
+        .arg("--device")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let line = stderr.lines().last().unwrap_or_default();
+    let at = fs::metadata(&file).unwrap().len();
+    assert!(at > 0 && at < 4 * MIB, "{at}");
+    assert!(
+        line.starts_with("mmcab: error: workload 'r': layout write of ")
+            && line.ends_with(&format!(
+                " bytes at offset {at} (sector {}) on {} failed: EFBIG (File too large) [job 'r']",
+                at / 512,
+                file.display()
+            )),
+        "{stderr}"
+    );
+}
+
 #[test]
 #[ignore = "needs root: loop devices and an ext4 mount"]
 fn a_directory_gets_one_file_per_clone_removed_afterwards() {

@@ -140,6 +140,27 @@ impl Scenario<'_> {
     fn byhand(&self) -> Vec<String> {
         self.text("byhand.sh").lines().map(str::to_string).collect()
     }
+    /// Faults injected: the watcher's log lines of a command that succeeded.
+    fn injections(&self) -> usize {
+        self.text("res.log").matches("injected: status 0").count()
+    }
+    /// Lines of `err` that start with `prefix` and contain `cause`: the fault reported.
+    fn reports(&self, prefix: &str, cause: &str) -> usize {
+        self.err()
+            .lines()
+            .filter(|l| l.starts_with(prefix) && l.contains(cause))
+            .count()
+    }
+    /// Knob values (one a line) that differ between two snapshots, over the lines of
+    /// the first `n` knobs.
+    fn left_changed(&self, before: &str, after: &str, n: usize) -> usize {
+        let (before, after) = (self.text(before), self.text(after));
+        let (b, a): (Vec<&str>, Vec<&str>) = (
+            before.lines().take(n).collect(),
+            after.lines().take(n).collect(),
+        );
+        (0..n).filter(|&i| b.get(i) != a.get(i)).count()
+    }
     /// The fault was injected (the watcher's log says its command succeeded).
     fn injected(&self) {
         let log = self.text("res.log");
@@ -222,7 +243,13 @@ fn writes_failing_with_eio_stop_with_one_line_and_resume_finishes_once_healed() 
     assert_eq!(s.resumed_runs(), (1..=6).collect());
     assert!(s.meta_finished());
     assert_eq!(s.text("knobs-end"), before);
-    counts("eio", 1, 1, s.lost(), 0);
+    counts(
+        "eio",
+        s.injections(),
+        s.reports("mmcab: error:", "failed: EIO (I/O error)"),
+        s.lost(),
+        s.left_changed("knobs-before", "knobs-after", 2),
+    );
 }
 
 #[test]
@@ -276,7 +303,13 @@ fn corrupted_reads_are_each_reported_by_verify_with_offset_and_byte() {
         assert_eq!(row.unwrap().verify_errors, 5);
     }
     assert_eq!(s.text("knobs-after"), s.text("knobs-before"));
-    counts("corrupt", 5 * 8, reported, s.lost(), 0);
+    counts(
+        "corrupt",
+        blocks.len() * s.recorded_runs().len(),
+        reported,
+        s.lost(),
+        s.left_changed("knobs-before", "knobs-after", 1),
+    );
     assert_eq!(reported, 40);
 }
 
@@ -321,7 +354,16 @@ fn a_knob_file_that_disappears_gets_the_manual_restore_message_and_nothing_else_
         );
     }
     // The file is gone with its device: nothing to put back there, but mmcab said so.
-    counts("vanishing-knob", 1, 1, s.lost(), 0);
+    counts(
+        "vanishing-knob",
+        s.injections(),
+        s.reports(
+            "mmcab: restoring knob holder-read-ahead failed: ",
+            "No such file",
+        ),
+        s.lost(),
+        s.left_changed("knobs-before", "knobs-after", 1),
+    );
 }
 
 #[test]
@@ -358,7 +400,18 @@ fn a_restore_value_the_kernel_rejects_gets_the_manual_restore_message_and_keeps_
     // With kyber-iosched loaded again, the printed command finishes the restore.
     assert_eq!(s.status("byhand.status"), 0, "{}", s.text("byhand.log"));
     assert!(s.text("knobs-byhand").contains("[kyber]"));
-    counts("rejected-restore", 1, 1, s.lost(), 0);
+    counts(
+        "rejected-restore",
+        s.injections(),
+        s.reports(
+            "mmcab: restoring knob card-scheduler failed: ",
+            "Invalid argument",
+        ),
+        s.lost(),
+        // The scheduler is the knob mmcab could not put back: the by-hand commands did.
+        s.left_changed("knobs-before", "knobs-after", 1)
+            + usize::from(before.lines().nth(1) != s.text("knobs-byhand").lines().next()),
+    );
 }
 
 fn vanishing_card(name: &'static str) {

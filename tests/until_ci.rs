@@ -165,3 +165,51 @@ fn until_ci_refuses_the_blocked_order() {
         "{stderr}"
     );
 }
+
+/// A run that `--until-ci` ended early is finished, also when a knob's restore then
+/// fails (exit 5): meta.json says so and `--resume` has nothing to do.
+#[test]
+fn a_run_until_ci_ended_is_finished_even_when_the_restore_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(dir.path());
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let failing = text.replacen(
+        "apply = \"echo {value} >",
+        "restore = \"exit 1\"\napply = \"echo {value} >",
+        1,
+    );
+    assert_ne!(failing, text);
+    std::fs::write(&plan, failing).unwrap();
+    let out_dir = dir.path().join("res");
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&plan)
+        .arg("--device")
+        .arg(dir.path().join("target.img"))
+        .args(["--until-ci", "100", "--max-repeat", "6", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    let groups = std::fs::read_to_string(out_dir.join("runs.csv"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(",all,"))
+        .count();
+    assert!(groups < 24, "until-ci left runs out: {groups} of 24");
+    let meta: Meta =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
+    assert!(meta.finished_unix_s.is_some(), "{stderr}");
+    let resumed = Command::new(MMCAB)
+        .arg("run")
+        .arg("--resume")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(
+        !resumed.status.success() && stderr.contains("is a finished run: nothing to resume"),
+        "{stderr}"
+    );
+}

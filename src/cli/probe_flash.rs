@@ -87,10 +87,7 @@ fn out_dir(common: &Common, kind: ProbeKind, device: &Path) -> Result<PathBuf> {
     let dir = match &common.out {
         Some(d) => d.clone(),
         None => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_secs() as i64;
+            let now = crate::clock::unix_now() as i64;
             let disk = device
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -98,7 +95,7 @@ fn out_dir(common: &Common, kind: ProbeKind, device: &Path) -> Result<PathBuf> {
             PathBuf::from("results").join(format!(
                 "probe-{}-{disk}-{}",
                 kind.as_str(),
-                crate::runner::results::utc_stamp(now)
+                crate::clock::utc_stamp(now)
             ))
         }
     };

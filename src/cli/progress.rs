@@ -86,7 +86,8 @@ impl Events for Output {
             }
             Event::Warning(text) => self.warn(&text),
             Event::TornLine { path, bytes } => self.line(&format!(
-                "mmcab: {}: dropping a torn last line ({bytes} bytes) left by the interrupted run",
+                "mmcab: {}: dropping the torn end ({bytes} bytes, a run not wholly recorded) \
+                 left by the interrupted run",
                 path.display()
             )),
             Event::Signal { signal, again } => self.line(&signal_line(signal, again)),
@@ -98,7 +99,12 @@ impl Events for Output {
 impl Output {
     fn restore(&self, event: GuardEvent<'_>) {
         match event {
-            GuardEvent::Panicking => self.line("mmcab: panicked; restoring knobs before exiting"),
+            GuardEvent::Panicking { restored: true } => {
+                self.line("mmcab: panicked; the knobs were restored before exiting")
+            }
+            GuardEvent::Panicking { restored: false } => self.line(
+                "mmcab: panicked; the knobs above could not be restored: run the commands printed",
+            ),
             GuardEvent::RestoreFailed { knob, error } => {
                 self.line(&format!("mmcab: restoring knob {knob} failed: {error:#}"))
             }

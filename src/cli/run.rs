@@ -92,7 +92,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub scale_down: Option<u32>,
     /// Allow risky settings (widening the bus past what the host came up with, EXT_CSD
-    /// fields outside the allow-list, packed ioctl writes to a card whose EXT_CSD has none)
+    /// fields outside the allow-list, packed ioctl writes to a card whose EXT_CSD has none);
+    /// with --resume, also another device or kernel than the run started on
     #[arg(long)]
     pub force: bool,
     /// Print the expanded matrix and exit without touching the device

@@ -2,6 +2,7 @@
 //! that the domain modules do not depend on clap. Names and aliases are the domain's
 //! own (the same words as in plan files, CSV and JSON).
 
+use crate::knob::decl::KnobKind;
 use crate::plan::matrix::Order;
 use crate::stats::multiple::Correction;
 use crate::workload::result::Direction;
@@ -64,6 +65,16 @@ impl ValueEnum for Correction {
     }
 }
 
+impl ValueEnum for KnobKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &KnobKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()).help(self.help()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +119,12 @@ mod tests {
             <Correction as ValueEnum>::from_str("fdr_bh", false),
             Ok(Correction::BenjaminiHochberg)
         );
+        // A knob kind has one spelling in plans and on the command line.
+        for kind in KnobKind::ALL {
+            assert_eq!(
+                <KnobKind as ValueEnum>::from_str(kind.as_str(), false),
+                Ok(kind)
+            );
+        }
     }
 }

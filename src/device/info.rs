@@ -214,6 +214,24 @@ pub struct InfoPaths {
 }
 
 impl DeviceInfo {
+    /// What identifies the card, as (name, value) pairs: the CID's manfid, oemid, name
+    /// and serial and the capacity (what `mmcab compare` and `--resume` check; bus
+    /// width, clock and timing may differ). A part that could not be read is `null`,
+    /// as meta.json has it.
+    pub fn identity_fields(&self) -> Vec<(&'static str, String)> {
+        fn text<T: ToString>(v: Option<T>) -> String {
+            v.map_or_else(|| "null".to_string(), |v| v.to_string())
+        }
+        let id = self.identity.as_ref();
+        vec![
+            ("manfid", text(id.map(|i| i.manfid))),
+            ("oemid", text(id.map(|i| i.oemid))),
+            ("name", text(id.map(|i| &i.name))),
+            ("serial", text(id.map(|i| i.serial))),
+            ("capacity_bytes", text(self.capacity_bytes)),
+        ]
+    }
+
     /// One line for humans and meta.json, e.g.
     /// "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 8-bit 52 MHz mmc high-speed".
     pub fn summary_line(&self) -> String {

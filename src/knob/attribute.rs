@@ -116,6 +116,11 @@ impl Knob for AttributeKnob {
         self.original.clone()
     }
 
+    fn adopt(&mut self, saved: &str) -> Result<()> {
+        self.original = Some(saved.to_string());
+        Ok(())
+    }
+
     fn apply(&mut self, value: &str) -> Result<()> {
         write_attribute(&self.path, value).with_context(|| format!("knob {}", self.name))
     }

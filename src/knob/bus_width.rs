@@ -4,8 +4,8 @@
 
 use super::attribute::{read_attribute, write_attribute};
 use super::builtin::{unavailable, KnobEnv};
-use super::caps::{CapsRefused, HostCaps};
-use super::{shell_quote, Knob};
+use super::caps::{parse_caps, CapsRefused, HostCaps};
+use super::{shell_quote, Knob, Saved};
 use crate::device::capabilities::{
     kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE, MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA,
     MMC_CAP_AGGRESSIVE_PM,
@@ -124,6 +124,19 @@ impl Knob for BusWidthKnob {
         self.original
             .as_ref()
             .map(|(_, width, _)| width.to_string())
+    }
+
+    fn saved(&self) -> Option<String> {
+        let (caps, width, control) = self.original.as_ref()?;
+        Some(format!("{width} caps=0x{caps:08x} control={control}"))
+    }
+
+    fn adopt(&mut self, saved: &str) -> Result<()> {
+        let saved = Saved::parse("bus-width", saved);
+        let width: u32 = self.normalize(saved.value)?.parse()?;
+        let caps = parse_caps(saved.field("caps")?)?;
+        self.original = Some((caps, width, saved.field("control")?.to_string()));
+        Ok(())
     }
 
     fn apply(&mut self, value: &str) -> Result<()> {
@@ -289,6 +302,29 @@ mod tests {
         knob.check("1", false).unwrap();
         assert!(knob.normalize("2").is_err());
         assert_eq!(knob.normalize("8-bit").unwrap(), "8");
+    }
+
+    /// A resume after a run killed at 4 bits: the saved snapshot of the first start
+    /// (8 bits) is what the checks and the restore go by, not the caps found now.
+    #[test]
+    fn an_adopted_snapshot_wins_over_the_caps_found_now() {
+        let (_dir, paths) = fixture("0x4000014f\n");
+        let mut first = BusWidthKnob::new(HostCaps::new(&paths), Box::new(|| Ok(8)));
+        first.snapshot().unwrap();
+        let saved = first.saved().unwrap();
+        assert_eq!(saved, "8 caps=0x4000014f control=on");
+        let (_now, paths) = fixture("0x4000018f\n");
+        let mut resumed = BusWidthKnob::new(HostCaps::new(&paths), Box::new(|| Ok(4)));
+        resumed.adopt(&saved).unwrap();
+        resumed.snapshot().unwrap();
+        assert_eq!(resumed.saved().unwrap(), saved);
+        resumed.check("8", false).unwrap();
+        assert!(resumed
+            .restore_commands()
+            .iter()
+            .any(|c| c.starts_with("echo 0x4000014f > ")));
+        let err = resumed.adopt("8 control=on").unwrap_err().to_string();
+        assert!(err.contains("no caps="), "{err}");
     }
 
     #[test]

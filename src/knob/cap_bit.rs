@@ -12,9 +12,9 @@
 //! requests are tasks without a command, and `cmdq_en` of the card follows. Where the
 //! trace cannot be had, the bit and the rebind are what is checked.
 
-use super::caps::{CapsRefused, HostCaps};
+use super::caps::{parse_caps, CapsRefused, HostCaps};
 use super::mmcblk::MmcBlk;
-use super::{shell_quote, Knob};
+use super::{shell_quote, Knob, Saved};
 use crate::device::capabilities::MMC_CAP_AGGRESSIVE_PM;
 use crate::device::MmcPaths;
 use crate::evidence::probe::{self, Probe};
@@ -246,6 +246,30 @@ impl Knob for CapBitKnob {
         self.found.as_ref().map(|f| on_off(f.on))
     }
 
+    fn saved(&self) -> Option<String> {
+        let f = self.found.as_ref()?;
+        Some(format!(
+            "{} caps=0x{:08x} caps2=0x{:08x} control={}",
+            on_off(f.on),
+            f.caps,
+            f.caps2,
+            f.control
+        ))
+    }
+
+    fn adopt(&mut self, saved: &str) -> Result<()> {
+        let saved = Saved::parse(self.which.name(), saved);
+        self.found = Some(Found {
+            on: self.normalize(saved.value)? == "on",
+            caps: parse_caps(saved.field("caps")?)?,
+            caps2: parse_caps(saved.field("caps2")?)?,
+            control: saved.field("control")?.to_string(),
+        });
+        // The driver is bound with the bit as it is now (whatever an interrupted run left).
+        self.bound = Some(self.bit_is_on()?);
+        Ok(())
+    }
+
     fn apply(&mut self, value: &str) -> Result<()> {
         let on = self.normalize(value)? == "on";
         self.switch(on)
@@ -352,6 +376,29 @@ mod tests {
         // Nothing was switched: nothing to restore, no rebind, no probe.
         knob.restore().unwrap();
         assert!(knob.rebinds_block_device());
+    }
+
+    /// A resume after a run killed with CMD23 switched off: the saved snapshot of the
+    /// first start (on) is what the restore goes back to, and the driver is taken as
+    /// bound with the bit as it is now.
+    #[test]
+    fn an_adopted_snapshot_wins_over_the_bit_found_now() {
+        let (_first, paths) = fixture("0x4000014f\n", "0x00020000\n");
+        let mut first = CapBitKnob::new(Which::Cmd23, &paths);
+        first.snapshot().unwrap();
+        let saved = first.saved().unwrap();
+        assert_eq!(saved, "on caps=0x4000014f caps2=0x00020000 control=auto");
+        let (_now, paths) = fixture("0x0000014f\n", "0x00020000\n");
+        let mut resumed = CapBitKnob::new(Which::Cmd23, &paths);
+        resumed.adopt(&saved).unwrap();
+        resumed.snapshot().unwrap();
+        assert_eq!(resumed.original().as_deref(), Some("on"));
+        assert_eq!(resumed.bound, Some(false));
+        resumed.check("on", false).unwrap();
+        assert_eq!(
+            resumed.restore_commands()[0],
+            format!("echo 0x4000014f > {}", resumed.host.caps.display())
+        );
     }
 
     #[test]

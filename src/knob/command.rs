@@ -87,6 +87,11 @@ impl Knob for CommandKnob {
         self.original.clone()
     }
 
+    fn adopt(&mut self, saved: &str) -> Result<()> {
+        self.original = Some(saved.to_string());
+        Ok(())
+    }
+
     fn apply(&mut self, value: &str) -> Result<()> {
         run_shell(&self.name, "apply", &with_value(&self.apply, value)).map(|_| ())
     }

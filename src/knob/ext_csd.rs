@@ -9,7 +9,7 @@
 
 use super::Knob;
 use crate::device::ioctl::SwitchIndex;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 /// Fields mmcab switches without `--force`: (name, index, values, why it is safe).
 pub const ALLOW_LIST: &[(&str, usize, &[u8], &str)] = &[
@@ -137,6 +137,11 @@ impl Knob for ExtCsdKnob {
 
     fn original(&self) -> Option<String> {
         self.original.map(|b| b.to_string())
+    }
+
+    fn adopt(&mut self, saved: &str) -> Result<()> {
+        self.original = Some(parse_byte(saved).with_context(|| format!("knob {}", self.name))?);
+        Ok(())
     }
 
     fn apply(&mut self, value: &str) -> Result<()> {

@@ -5,6 +5,8 @@
 //! or was stopped by a signal (`crate::runner::signals`), and on panic (unwinding drops
 //! it). A restore that fails reports the exact shell commands that finish it by hand.
 //! The guard prints nothing: what it has to say goes to the [`GuardReport`] it was given.
+//! A report that panics (output that cannot be written) is caught: on the panic path
+//! the knobs are restored before anything is reported, so nothing said can stop it.
 
 use super::Knob;
 use anyhow::{Context, Result};
@@ -12,8 +14,9 @@ use anyhow::{Context, Result};
 /// What the guard tells the user, through the caller's output.
 #[derive(Debug)]
 pub enum GuardEvent<'a> {
-    /// A panic unwinds through the guard: the knobs are restored before the process exits.
-    Panicking,
+    /// A panic unwound through the guard, which then restored the knobs (`restored`:
+    /// all of them; otherwise the failures and manual commands were reported first).
+    Panicking { restored: bool },
     /// Restoring one knob failed (the others are still tried).
     RestoreFailed {
         knob: &'a str,
@@ -74,6 +77,14 @@ impl KnobGuard {
         self.knobs.iter().map(|k| k.name().to_string()).collect()
     }
 
+    /// Every snapshot as [`Knob::saved`] writes it, by knob name (for meta.json).
+    pub fn saved(&self) -> std::collections::BTreeMap<String, String> {
+        self.knobs
+            .iter()
+            .filter_map(|k| Some((k.name().to_string(), k.saved()?)))
+            .collect()
+    }
+
     /// Shell commands that restore every snapshot by hand, as a script.
     pub fn restore_script(&self) -> String {
         let mut script = String::from(
@@ -109,10 +120,13 @@ impl KnobGuard {
                 continue;
             }
             if let Err(error) = knob.restore() {
-                (self.report)(GuardEvent::RestoreFailed {
-                    knob: knob.name(),
-                    error: &error,
-                });
+                say(
+                    &self.report,
+                    GuardEvent::RestoreFailed {
+                        knob: knob.name(),
+                        error: &error,
+                    },
+                );
                 failed.push(i);
             }
         }
@@ -123,14 +137,23 @@ impl KnobGuard {
         let failed_knobs = || failed.iter().map(|&i| &*self.knobs[i]);
         let mut commands = preconditions(failed_knobs());
         commands.extend(failed_knobs().flat_map(|k| k.restore_commands()));
-        (self.report)(GuardEvent::ByHand {
-            commands: &commands,
-        });
+        say(
+            &self.report,
+            GuardEvent::ByHand {
+                commands: &commands,
+            },
+        );
         Err(KnobsNotRestored {
             knobs: failed_knobs().map(|k| k.name().to_string()).collect(),
         }
         .into())
     }
+}
+
+/// Report an event; a report that panics is caught (a panic while the guard restores
+/// on the panic path would abort the process), so the restore goes on.
+fn say(report: &GuardReport, event: GuardEvent<'_>) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| report(event)));
 }
 
 /// The restore preconditions of `knobs`, each once, in order.
@@ -166,11 +189,12 @@ impl std::error::Error for KnobsNotRestored {}
 impl Drop for KnobGuard {
     fn drop(&mut self) {
         if !self.restored && self.touched {
+            // Restore first, report afterwards: nothing said may keep a knob changed.
+            // Failures were reported with the manual commands.
+            let restored = self.restore_all().is_ok();
             if std::thread::panicking() {
-                (self.report)(GuardEvent::Panicking);
+                say(&self.report, GuardEvent::Panicking { restored });
             }
-            // Failures were reported with the manual commands; nothing else to do in drop.
-            let _ = self.restore_all();
         }
     }
 }
@@ -197,7 +221,7 @@ mod tests {
         let sink = lines.clone();
         let report: GuardReport = Box::new(move |event| {
             let line = match event {
-                GuardEvent::Panicking => "panicking".to_string(),
+                GuardEvent::Panicking { restored } => format!("panicking, restored {restored}"),
                 GuardEvent::RestoreFailed { knob, .. } => format!("failed {knob}"),
                 GuardEvent::ByHand { commands } => format!("by hand {}", commands.join("; ")),
             };
@@ -237,7 +261,34 @@ mod tests {
         }));
         assert!(result.is_err());
         assert_eq!(std::fs::read_to_string(&path_a).unwrap().trim(), "1");
-        assert_eq!(*said.lock().unwrap(), ["panicking"]);
+        assert_eq!(*said.lock().unwrap(), ["panicking, restored true"]);
+    }
+
+    /// Output that panics (stderr gone: the panic of `eprintln!`) while the guard
+    /// restores on the panic path: the knobs are restored anyway and the process does
+    /// not abort.
+    #[test]
+    fn a_report_that_panics_does_not_stop_the_restore() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, path_a) = file_knob(dir.path(), "a", "1");
+        let broken: Box<dyn Knob> =
+            Box::new(CommandKnob::new("broken", "echo 0", "exit 1", None, None));
+        let said = std::sync::Arc::new(std::sync::Mutex::new(0));
+        let count = said.clone();
+        let report: GuardReport = Box::new(move |_| {
+            *count.lock().unwrap() += 1;
+            panic!("failed printing to stderr: Broken pipe (os error 32)");
+        });
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let mut guard = KnobGuard::new(vec![broken, a], report);
+            guard.snapshot_all().unwrap();
+            guard.knob_mut("a").unwrap().apply("2").unwrap();
+            panic!("failed printing to stderr: Broken pipe (os error 32)");
+        }));
+        assert!(result.is_err());
+        assert_eq!(std::fs::read_to_string(&path_a).unwrap().trim(), "1");
+        // Restore failed, by hand, panicking: each report tried, each one panicked.
+        assert_eq!(*said.lock().unwrap(), 3);
     }
 
     #[test]

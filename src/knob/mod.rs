@@ -56,6 +56,19 @@ pub trait Knob: Send {
     /// The value remembered by [`Knob::snapshot`], in the plan's words.
     fn original(&self) -> Option<String>;
 
+    /// The snapshot as one line of text for meta.json (None before a snapshot): the
+    /// value in the plan's words, then `key=value` for what else the restore puts back
+    /// ([`Saved`]). A resumed run adopts it, so it restores what the device had before
+    /// the first start, not what an interrupted run left.
+    fn saved(&self) -> Option<String> {
+        self.original()
+    }
+
+    /// Take a snapshot [`Knob::saved`] wrote (by the first start of a resumed run)
+    /// instead of reading the device now; [`Knob::snapshot`] then keeps it. Touches
+    /// nothing.
+    fn adopt(&mut self, saved: &str) -> Result<()>;
+
     /// Set a (normalized) value.
     fn apply(&mut self, value: &str) -> Result<()>;
 
@@ -90,6 +103,42 @@ pub trait Knob: Send {
     /// deletes and re-creates the disk: the runner closes the target around it.
     fn rebinds_block_device(&self) -> bool {
         false
+    }
+}
+
+/// A snapshot as [`Knob::saved`] writes it: `VALUE key=value ...` (`8 caps=0x4000014f
+/// control=auto`); kinds with nothing but a value save the value alone.
+pub struct Saved<'a> {
+    pub value: &'a str,
+    fields: Vec<(&'a str, &'a str)>,
+    knob: &'a str,
+}
+
+impl<'a> Saved<'a> {
+    pub fn parse(knob: &'a str, text: &'a str) -> Saved<'a> {
+        let mut words = text.split_whitespace();
+        let value = words.next().unwrap_or_default();
+        let fields = words.filter_map(|w| w.split_once('=')).collect();
+        Saved {
+            value,
+            fields,
+            knob,
+        }
+    }
+
+    /// A field's text, or an error naming the knob and the field.
+    pub fn field(&self, name: &str) -> Result<&'a str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "knob {}: the saved snapshot has no {name}= (meta.json edited or written \
+                     by another mmcab version?)",
+                    self.knob
+                )
+            })
     }
 }
 

@@ -21,7 +21,7 @@
 //! with the ioctl engine (`engine = "ioctl"`, `packed = N`; see [`super::builtin`]).
 
 use super::attribute::{write_attribute, AttributeKnob};
-use super::Knob;
+use super::{Knob, Saved};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 
@@ -114,6 +114,21 @@ impl Knob for PackingKnob {
         self.attribute.original()
     }
 
+    fn saved(&self) -> Option<String> {
+        let on = if self.stats_enabled? { "on" } else { "off" };
+        Some(format!("{} stats={on}", self.attribute.original()?))
+    }
+
+    fn adopt(&mut self, saved: &str) -> Result<()> {
+        let saved = Saved::parse("packing", saved);
+        self.stats_enabled = Some(match saved.field("stats")? {
+            "on" => true,
+            "off" => false,
+            other => bail!("knob packing: saved stats={other}, expected on or off"),
+        });
+        self.attribute.adopt(saved.value)
+    }
+
     fn apply(&mut self, value: &str) -> Result<()> {
         self.enable_stats()?;
         self.attribute.apply(value)
@@ -196,6 +211,16 @@ mod tests {
             ]
         );
         knob.apply("4").unwrap();
+        // A run killed here is resumed with the first start's snapshot: the trigger
+        // and the statistics go back to what they were then, not to what it left.
+        let saved = knob.saved().unwrap();
+        assert_eq!(saved, "17 stats=off");
+        let mut resumed = PackingKnob::new(attr.clone(), stats.clone(), 63);
+        resumed.adopt(&saved).unwrap();
+        resumed.snapshot().unwrap();
+        resumed.restore().unwrap();
+        assert_eq!(std::fs::read_to_string(&attr).unwrap().trim(), "17");
+        assert_eq!(std::fs::read_to_string(&stats).unwrap(), "0\n");
         knob.restore().unwrap();
         assert_eq!(std::fs::read_to_string(&attr).unwrap().trim(), "17");
         assert_eq!(std::fs::read_to_string(&stats).unwrap(), "0\n");

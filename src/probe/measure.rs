@@ -11,7 +11,6 @@ use super::record::{ProbeKind, ProbeRecord, PROBE_SCHEMA};
 use crate::units::format_size;
 use anyhow::{bail, Result};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The device's one-line description and what it says about its geometry.
 fn describe(path: &Path) -> (String, Geometry) {
@@ -40,10 +39,7 @@ fn record(kind: ProbeKind, path: &Path, scheduling: String) -> ProbeRecord {
         target: path.display().to_string(),
         device,
         kernel_release: crate::device::capabilities::kernel_release(),
-        started_unix_s: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs_f64(),
+        started_unix_s: crate::clock::unix_now(),
         scheduling,
         align_options: None,
         open_au_options: None,

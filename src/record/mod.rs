@@ -12,6 +12,7 @@ use crate::workload::result::Direction;
 use serde::{Deserialize, Serialize};
 
 pub mod evidence;
+pub mod resume;
 pub mod until_ci;
 pub mod verify;
 pub mod writer;
@@ -209,6 +210,10 @@ pub struct Meta {
     /// (identity, ios, EXT_CSD, capabilities: compare checks the identity); null for
     /// other targets.
     pub device: Option<crate::device::DeviceInfo>,
+    /// Size and model of a block device target (absent for files and directories, and
+    /// in results directories of older mmcab versions): `--resume` checks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_device: Option<BlockDeviceId>,
     /// A one-line human description of the device, e.g. "QEMU!! (manfid 0x0000aa) 256 MiB eMMC".
     pub device_summary: String,
     pub plan_name: String,
@@ -237,6 +242,13 @@ pub struct Meta {
     /// repetitions), written when the run ends or stops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_ci: Option<until_ci::UntilCi>,
+    /// Every knob the run uses as it was before the first start changed anything (the
+    /// knob's saved snapshot: its value in the plan's words, then `key=value` for what
+    /// else its restore puts back, e.g. `8 caps=0x4000014f control=auto`). `--resume`
+    /// restores to these, not to what an interrupted run left. Absent in results
+    /// directories of older mmcab versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knob_originals: Option<std::collections::BTreeMap<String, String>>,
     pub started_unix_s: f64,
     /// Set when every run of the matrix has finished.
     pub finished_unix_s: Option<f64>,
@@ -244,6 +256,19 @@ pub struct Meta {
     /// in results directories of mmcab 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceMeta>,
+}
+
+/// What identifies a block device target besides an MMC card's CID: its size, the
+/// model its driver reports, and for a loop device its backing file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockDeviceId {
+    pub size_bytes: u64,
+    /// sysfs `device/model` of the disk (absent for loop, dm and others without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// sysfs `loop/backing_file` of a loop device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_file: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,18 +1,18 @@
 //! Writing the results directory: rows appended and fsynced after every run, so that a
 //! crash, SIGKILL or power cut loses at most the run in progress; `meta.json` replaced
-//! atomically (write, fsync, rename).
+//! atomically (write, fsync, rename). The directory is locked while a process writes
+//! it ([`DirLock`]); opening one to resume is [`super::resume`].
 
-use super::verify::{VerifyErrorRow, VERIFY_ERRORS_CSV};
+use super::verify::VERIFY_ERRORS_CSV;
 use super::{
-    EvidenceRow, LatencyRow, Meta, RequestSizeRow, RunRow, SeriesRow, EVIDENCE_CSV, GROUP_JOB,
-    LATENCY_CSV, META_JSON, REQUEST_SIZES_CSV, RUNS_CSV, SERIES_CSV,
+    LatencyRow, Meta, RunRow, SeriesRow, EVIDENCE_CSV, GROUP_JOB, LATENCY_CSV, META_JSON,
+    REQUEST_SIZES_CSV, RUNS_CSV, SERIES_CSV,
 };
 use crate::evidence::RunEvidence;
 use crate::workload::result::{DirectionResult, WorkloadResult};
 use anyhow::{bail, Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,24 +31,8 @@ pub struct RunKey {
 #[derive(Debug)]
 pub struct ResultsWriter {
     dir: PathBuf,
-}
-
-/// An interrupted results directory opened by [`ResultsWriter::resume`].
-#[derive(Debug)]
-pub struct Resumed {
-    pub writer: ResultsWriter,
-    pub meta: Meta,
-    /// Runs already in `runs.csv`.
-    pub finished: BTreeSet<u32>,
-    /// Torn last lines that were cut off.
-    pub torn: Vec<TornLine>,
-}
-
-/// A last line without its newline (a write torn by a crash), cut off on resume.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TornLine {
-    pub path: PathBuf,
-    pub bytes: usize,
+    /// The exclusive lock on the directory while this process writes it.
+    _lock: DirLock,
 }
 
 impl ResultsWriter {
@@ -68,53 +52,17 @@ impl ResultsWriter {
         }
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating results directory {}", dir.display()))?;
-        let writer = ResultsWriter {
-            dir: dir.to_path_buf(),
-        };
+        let writer = ResultsWriter::locked(dir, DirLock::exclusive(dir)?);
         writer.write_meta(meta)?;
         Ok(writer)
     }
 
-    /// Open an interrupted results directory: its `meta.json` and the runs already in
-    /// `runs.csv`. A torn last line is cut off, and series/latency rows of runs that did
-    /// not reach `runs.csv` are dropped, so the run can be repeated cleanly.
-    pub fn resume(dir: &Path) -> Result<Resumed> {
-        let meta_path = dir.join(META_JSON);
-        let text = std::fs::read_to_string(&meta_path).with_context(|| {
-            format!(
-                "reading {}: --resume needs a results directory written by `mmcab run`",
-                meta_path.display()
-            )
-        })?;
-        let meta: Meta = serde_json::from_str(&text)
-            .with_context(|| format!("parsing {}", meta_path.display()))?;
-        let mut torn = Vec::new();
-        let runs_path = dir.join(RUNS_CSV);
-        torn.extend(cut_torn_line(&runs_path)?);
-        let rows: Vec<RunRow> = read_rows(&runs_path)?;
-        let finished: BTreeSet<u32> = rows.iter().map(|r| r.run).collect();
-        for name in [
-            SERIES_CSV,
-            LATENCY_CSV,
-            VERIFY_ERRORS_CSV,
-            EVIDENCE_CSV,
-            REQUEST_SIZES_CSV,
-        ] {
-            torn.extend(cut_torn_line(&dir.join(name))?);
+    /// The writer of `dir`, whose lock this process holds.
+    pub(super) fn locked(dir: &Path, lock: DirLock) -> ResultsWriter {
+        ResultsWriter {
+            dir: dir.to_path_buf(),
+            _lock: lock,
         }
-        keep_runs::<SeriesRow>(&dir.join(SERIES_CSV), &finished, |r| r.run)?;
-        keep_runs::<LatencyRow>(&dir.join(LATENCY_CSV), &finished, |r| r.run)?;
-        keep_runs::<EvidenceRow>(&dir.join(EVIDENCE_CSV), &finished, |r| r.run)?;
-        keep_runs::<RequestSizeRow>(&dir.join(REQUEST_SIZES_CSV), &finished, |r| r.run)?;
-        keep_runs::<VerifyErrorRow>(&dir.join(VERIFY_ERRORS_CSV), &finished, |r| r.run)?;
-        Ok(Resumed {
-            writer: ResultsWriter {
-                dir: dir.to_path_buf(),
-            },
-            meta,
-            finished,
-            torn,
-        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -271,11 +219,47 @@ pub fn append_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
         .with_context(|| format!("appending to {}", path.display()))
 }
 
+/// An flock(2) on a results directory, held while a process writes it (a run or a
+/// resume): a second mmcab on the same directory is refused instead of mixing rows.
+/// Released when the process ends, also by SIGKILL. On a filesystem without flock
+/// (some network and 9p mounts) the directory is written unlocked.
+#[derive(Debug)]
+pub struct DirLock(#[allow(dead_code)] Option<nix::fcntl::Flock<File>>);
+
+impl DirLock {
+    pub fn exclusive(dir: &Path) -> Result<DirLock> {
+        let file = File::open(dir)
+            .with_context(|| format!("opening results directory {}", dir.display()))?;
+        match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => Ok(DirLock(Some(lock))),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => bail!(
+                "results directory {} is being written by another mmcab: wait for it to end, \
+                 or pick another --out",
+                dir.display()
+            ),
+            // ENOLCK, EOPNOTSUPP...: no locks on this filesystem.
+            Err(_) => Ok(DirLock(None)),
+        }
+    }
+}
+
 /// Read every row of a CSV file of the results directory (the file must exist); errors
 /// name the file and the line. Used by `--resume` and by the report alike.
 pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let mut reader =
+    let reader =
         csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
+    rows_of(reader, path)
+}
+
+/// The rows of CSV text read from `path` (named in errors).
+pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<Vec<T>> {
+    rows_of(csv::Reader::from_reader(bytes), path)
+}
+
+fn rows_of<T: DeserializeOwned, R: std::io::Read>(
+    mut reader: csv::Reader<R>,
+    path: &Path,
+) -> Result<Vec<T>> {
     let mut rows = Vec::new();
     for (i, row) in reader.deserialize().enumerate() {
         let row: T = row.with_context(|| {
@@ -300,54 +284,6 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     }
 }
 
-/// Cut a last line that has no newline (a write torn by a crash); say what was cut.
-fn cut_torn_line(path: &Path) -> Result<Option<TornLine>> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    if bytes.is_empty() || bytes.ends_with(b"\n") {
-        return Ok(None);
-    }
-    let keep = bytes
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    file.set_len(keep as u64)
-        .and_then(|_| file.sync_all())
-        .with_context(|| format!("truncating {}", path.display()))?;
-    Ok(Some(TornLine {
-        path: path.to_path_buf(),
-        bytes: bytes.len() - keep,
-    }))
-}
-
-/// Rewrite a CSV file keeping only the rows of finished runs.
-fn keep_runs<T: Serialize + DeserializeOwned>(
-    path: &Path,
-    finished: &BTreeSet<u32>,
-    run_of: impl Fn(&T) -> u32,
-) -> Result<()> {
-    let rows: Vec<T> = read_rows(path)?;
-    let before = rows.len();
-    let kept: Vec<T> = rows
-        .into_iter()
-        .filter(|r| finished.contains(&run_of(r)))
-        .collect();
-    if kept.len() == before {
-        return Ok(());
-    }
-    let tmp = path.with_extension("csv.tmp");
-    let _ = std::fs::remove_file(&tmp);
-    append_rows(&tmp, &kept)?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
-}
-
 fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
@@ -355,11 +291,11 @@ fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::workload::result::{Direction, JobResult, LatencySummary};
 
-    fn result(mb: u64) -> WorkloadResult {
+    pub(crate) fn result(mb: u64) -> WorkloadResult {
         let d = DirectionResult {
             direction: Direction::Read,
             bytes: mb * 1_000_000,
@@ -389,7 +325,7 @@ mod tests {
         }
     }
 
-    fn key(run: u32) -> RunKey {
+    pub(crate) fn key(run: u32) -> RunKey {
         RunKey {
             run,
             label: "L".into(),
@@ -422,48 +358,5 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--resume"));
-    }
-
-    #[test]
-    fn resume_cuts_torn_lines_and_orphan_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("res");
-        let meta = Meta {
-            plan_name: "p".into(),
-            ..Default::default()
-        };
-        let writer = ResultsWriter::create(&out, &meta).unwrap();
-        writer.append_run(&key(1), &result(4), None).unwrap();
-        // Run 2 reached series.csv and evidence.csv but not runs.csv; runs.csv has a torn
-        // line.
-        let (_, series, _) = rows_for(&key(2), &result(4));
-        append_rows(&out.join(SERIES_CSV), &series).unwrap();
-        let evidence = |run| EvidenceRow {
-            run,
-            trace: "ok".into(),
-            ..Default::default()
-        };
-        append_rows(&out.join(EVIDENCE_CSV), &[evidence(1), evidence(2)]).unwrap();
-        let mut f = OpenOptions::new()
-            .append(true)
-            .open(out.join(RUNS_CSV))
-            .unwrap();
-        f.write_all(b"2,L,bus8,seq-re").unwrap();
-        let resumed = ResultsWriter::resume(&out).unwrap();
-        assert_eq!(resumed.meta.plan_name, "p");
-        assert_eq!(resumed.finished.into_iter().collect::<Vec<_>>(), vec![1]);
-        assert_eq!(
-            resumed.torn,
-            vec![TornLine {
-                path: out.join(RUNS_CSV),
-                bytes: "2,L,bus8,seq-re".len()
-            }]
-        );
-        let series: Vec<SeriesRow> = read_rows(&out.join(SERIES_CSV)).unwrap();
-        assert!(series.iter().all(|r| r.run == 1));
-        let evidence: Vec<EvidenceRow> = read_rows(&out.join(EVIDENCE_CSV)).unwrap();
-        assert_eq!(evidence.iter().map(|r| r.run).collect::<Vec<_>>(), [1]);
-        let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();
-        assert_eq!(rows.len(), 2);
     }
 }

@@ -23,7 +23,6 @@ use super::model::{Block, Boots, ConfigRow, Report};
 use super::results;
 use super::sides::relabel;
 pub use super::sides::{labels, out_dir, Sides};
-use crate::device::DeviceInfo;
 use crate::stats::boots::CalibratedSpread;
 use anyhow::{bail, Result};
 
@@ -36,23 +35,7 @@ pub fn device_identity(dir: &ResultsDir) -> Vec<(&'static str, String)> {
     let Some(device) = &meta.device else {
         return vec![("summary", meta.device_summary.clone())];
     };
-    card_identity(device)
-}
-
-/// The fields of [`device_identity`] for a card. A part the recording mmcab could not
-/// read is `null`, as meta.json has it.
-fn card_identity(device: &DeviceInfo) -> Vec<(&'static str, String)> {
-    fn text<T: ToString>(v: Option<T>) -> String {
-        v.map_or_else(|| "null".to_string(), |v| v.to_string())
-    }
-    let id = device.identity.as_ref();
-    vec![
-        ("manfid", text(id.map(|i| i.manfid))),
-        ("oemid", text(id.map(|i| i.oemid))),
-        ("name", text(id.map(|i| &i.name))),
-        ("serial", text(id.map(|i| i.serial))),
-        ("capacity_bytes", text(device.capacity_bytes)),
-    ]
+    device.identity_fields()
 }
 
 /// The device summary without the bus part (", 8-bit 52 MHz ..."), which may differ.
@@ -270,6 +253,7 @@ fn runs_per_boot(report: &Report) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::DeviceInfo;
     use crate::record::Meta;
 
     fn dir(name: &str, device: Option<DeviceInfo>, summary: &str) -> ResultsDir {

@@ -42,10 +42,11 @@ pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobP
             }
         }
     }
-    let knobs = used
+    let mut knobs = used
         .into_iter()
         .map(|name| observer.knob(name, &session.plan.knob, force))
         .collect::<Result<Vec<_>>>()?;
+    adopt_originals(session, &mut knobs)?;
     let mut wanted = Vec::new();
     for config in &session.configs {
         let mut values = BTreeMap::new();
@@ -74,6 +75,28 @@ fn both(applied: Result<()>, reopened: Result<()>) -> Result<()> {
         (Err(applied), Err(reopened)) => Err(applied.context(format!("{reopened:#}; before that"))),
         (applied, reopened) => applied.and(reopened),
     }
+}
+
+/// A resumed run restores to what the knobs were before its first start (recorded in
+/// meta.json), not to what an interrupted run left; adopted before the values are
+/// checked, since some checks go by the original (the host's bus width).
+fn adopt_originals(session: &Session, knobs: &mut [Box<dyn Knob>]) -> Result<()> {
+    let Some(recorded) = session
+        .resumed
+        .as_ref()
+        .and_then(|(_, meta)| meta.knob_originals.as_ref())
+    else {
+        return Ok(());
+    };
+    for knob in knobs {
+        if let Some(saved) = recorded.get(knob.name()) {
+            let name = knob.name().to_string();
+            knob.adopt(saved).with_context(|| {
+                format!("knob {name}: its value before the first start, from meta.json")
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Bring every knob to what this config wants (knobs the config leaves out go back to

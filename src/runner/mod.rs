@@ -2,6 +2,7 @@
 //! recorded matrix of configs x workloads x repetitions, `--dry-run` and `--resume`.
 //!
 //! - [`session`]: what a run is made of (plan or saved meta.json, selection, matrix);
+//!   `resume`: the session of an interrupted run, from its meta.json;
 //! - `run_loop`: for every run, put the knobs in place and verify them, check the
 //!   config's expectations, run the workload, record it;
 //! - [`results`]: the results directory of a recorded run; [`observe`]: what the runner
@@ -10,7 +11,8 @@
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as one stop flag; the knobs are restored on
 //!   one path after the loop (finished, failed or stopped) and by the guard on panic;
 //! - [`events`]: progress as typed events for the command line to show;
-//! - `evidence`: the kernel evidence collected around every run ([`crate::evidence`]).
+//! - `evidence`: the kernel evidence collected around every run ([`crate::evidence`]);
+//! - `identity`: `--resume` only on the device and kernel the run started on.
 //!
 //! It takes typed [`RunOptions`] (the command line converts its arguments), prints
 //! nothing, and returns an [`Outcome`] for the caller to show.
@@ -18,10 +20,12 @@
 pub mod adaptive;
 pub mod events;
 mod evidence;
+mod identity;
 mod knobs;
 pub mod observe;
 mod reopen;
 pub mod results;
+mod resume;
 mod run_loop;
 pub mod session;
 pub mod signals;

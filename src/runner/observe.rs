@@ -2,13 +2,14 @@
 //! expectations (`expect.bus_width = 8`, checked in ios/EXT_CSD before every run), and
 //! what goes into meta.json (identity, ios and EXT_CSD per config).
 
+use crate::device::sysfs::read_trimmed;
 use crate::device::MmcPaths;
 use crate::knob::builtin::{self, KnobEnv};
 use crate::knob::caps::HostCaps;
 use crate::knob::decl::KnobDecl;
 use crate::knob::Knob;
 use crate::plan::config::ConfigSpec;
-use crate::record::{ConfigMeta, Meta};
+use crate::record::{BlockDeviceId, ConfigMeta, Meta};
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -172,6 +173,7 @@ impl Observer {
 
     /// Device identity for meta.json; an error leaves it out (the run goes on).
     pub fn describe(&self, meta: &mut Meta) -> Result<()> {
+        meta.block_device = self.block_device();
         if let Some(env) = &self.env {
             let info = crate::device::DeviceInfo::read(&env.paths)?;
             meta.device_summary = info.summary.clone();
@@ -180,6 +182,35 @@ impl Observer {
             meta.device_summary = self.target.clone();
         }
         Ok(())
+    }
+}
+
+impl Observer {
+    /// Size, model and backing file of a block device target (None for files).
+    pub fn block_device(&self) -> Option<BlockDeviceId> {
+        if self.disk.is_empty() {
+            return None;
+        }
+        let sys = Path::new("/sys/class/block").join(&self.disk);
+        let size_bytes = read_trimmed(sys.join("size")).ok()?.parse::<u64>().ok()? * 512;
+        // A partition's model is its disk's.
+        let model = read_trimmed(sys.join("device/model"))
+            .or_else(|_| read_trimmed(sys.join("../device/model")))
+            .ok()
+            .filter(|m| !m.is_empty());
+        let backing_file = read_trimmed(sys.join("loop/backing_file")).ok();
+        Some(BlockDeviceId {
+            size_bytes,
+            model,
+            backing_file,
+        })
+    }
+
+    /// What identifies the card now ([`crate::device::DeviceInfo::identity_fields`]),
+    /// None when the target is not an MMC card.
+    pub fn card_identity(&self) -> Option<Result<Vec<(&'static str, String)>>> {
+        let env = self.env.as_ref()?;
+        Some(crate::device::DeviceInfo::read(&env.paths).map(|info| info.identity_fields()))
     }
 }
 

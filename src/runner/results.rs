@@ -5,8 +5,10 @@
 use super::events::{Event, Events, RunInfo};
 use super::observe::Observer;
 use super::session::{hex, Session};
+use crate::clock::{unix_now, utc_stamp};
 use crate::device::sysfs::read_trimmed;
 use crate::evidence::RunEvidence;
+use crate::knob::guard::KnobGuard;
 use crate::plan::matrix::Slot;
 use crate::record::until_ci::UntilCi;
 use crate::record::writer::{read_rows, ResultsWriter, RunKey};
@@ -25,22 +27,52 @@ pub struct Recording {
 
 impl Recording {
     /// The resumed directory, or a new one (`out`, or `results/<plan>[-<label>]-<UTC
-    /// time>`) with the device described in meta.json; then `restore.sh`, before any
-    /// knob is changed.
+    /// time>`) with the device and the knobs' snapshots in meta.json; then `restore.sh`,
+    /// before any knob is changed. A resumed run keeps the `restore.sh` of its first
+    /// start (the knobs were adopted from meta.json, [`super::knobs::plan`]).
     pub fn open(
         session: &mut Session,
         out: Option<&Path>,
         observer: &Observer,
-        restore_script: &str,
+        guard: &KnobGuard,
         events: &dyn Events,
     ) -> Result<Recording> {
         let (writer, meta) = match session.resumed.take() {
-            Some(resumed) => resumed,
+            Some((writer, meta)) => {
+                let missing: Vec<String> = guard
+                    .names()
+                    .into_iter()
+                    .filter(|n| {
+                        !meta
+                            .knob_originals
+                            .as_ref()
+                            .is_some_and(|m| m.contains_key(n))
+                    })
+                    .collect();
+                if !missing.is_empty() {
+                    events.event(Event::Warning(format!(
+                        "{}/meta.json does not record the value of {} from before the first \
+                         start (written by an older mmcab): restoring to the values now; \
+                         restore.sh has the ones from the first start",
+                        writer.dir().display(),
+                        missing.join(", ")
+                    )));
+                }
+                if writer.dir().join(RESTORE_SH).exists() {
+                    return Ok(Recording {
+                        writer,
+                        meta,
+                        label: session.label.clone(),
+                    });
+                }
+                (writer, meta)
+            }
             None => {
                 let dir = out
                     .map(Path::to_path_buf)
                     .unwrap_or_else(|| default_out_dir(session));
                 let mut meta = new_meta(session);
+                meta.knob_originals = Some(guard.saved());
                 if let Err(err) = observer.describe(&mut meta) {
                     events.event(Event::Warning(format!(
                         "device identity for meta.json: {err:#}"
@@ -49,7 +81,7 @@ impl Recording {
                 (ResultsWriter::create(&dir, &meta)?, meta)
             }
         };
-        writer.write_file_atomic(RESTORE_SH, restore_script.as_bytes())?;
+        writer.write_file_atomic(RESTORE_SH, guard.restore_script().as_bytes())?;
         Ok(Recording {
             writer,
             meta,
@@ -130,6 +162,7 @@ pub fn new_meta(session: &Session) -> Meta {
         hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
         target: session.target.to_string_lossy().into_owned(),
         device: Default::default(),
+        block_device: None,
         device_summary: String::new(),
         plan_name: session.plan.name.clone(),
         plan_sha256: hex(&Sha256::digest(session.plan_text.as_bytes())),
@@ -155,6 +188,7 @@ pub fn new_meta(session: &Session) -> Meta {
         scale_down: session.scale_down,
         until_ci_pct: session.until_ci,
         until_ci: None,
+        knob_originals: None,
         started_unix_s: unix_now(),
         finished_unix_s: None,
         evidence: None,
@@ -173,13 +207,6 @@ fn default_out_dir(session: &Session) -> PathBuf {
     PathBuf::from("results").join(name)
 }
 
-pub fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
 fn sanitize(text: &str) -> String {
     text.chars()
         .map(|c| {
@@ -192,37 +219,12 @@ fn sanitize(text: &str) -> String {
         .collect()
 }
 
-/// `20261130T111428Z` for a Unix time (UTC, proleptic Gregorian).
-pub fn utc_stamp(unix_s: i64) -> String {
-    let days = unix_s.div_euclid(86_400);
-    let secs = unix_s.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn stamps() {
-        assert_eq!(utc_stamp(0), "19700101T000000Z");
-        assert_eq!(utc_stamp(1_796_037_268), "20261130T111428Z");
-        assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
+    fn directory_names() {
         assert_eq!(sanitize("bus width/8"), "bus_width_8");
     }
 }

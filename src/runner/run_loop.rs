@@ -49,7 +49,7 @@ pub(super) fn run(
             &mut session,
             opts.out.as_deref(),
             &observer,
-            &guard.restore_script(),
+            &guard,
             &*events,
         )?),
         Mode::OnePass => None,
@@ -73,6 +73,7 @@ pub(super) fn run(
         done: session.done_len(),
         warned_caches: false,
         adaptive,
+        complete: false,
     };
     let looped = runs.all(&mut guard);
     // Knobs that rebind the block driver delete the disk: no handle of ours stays on it.
@@ -96,6 +97,9 @@ struct Prepared {
 /// configs want, open the target and check every workload against it.
 fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Result<Prepared> {
     let observer = Observer::open(&session.target, knobs::needs_mmc(session))?;
+    if let Some((writer, meta)) = &session.resumed {
+        super::identity::check_same_device(meta, &observer, writer.dir(), opts.force)?;
+    }
     let KnobPlan { knobs, wanted } = knobs::plan(session, &observer, opts.force)?;
     let target = Target::open(&session.target, opts.allow_write)?;
     let engine = EngineOptions {
@@ -156,6 +160,9 @@ struct Loop<'a> {
     warned_caches: bool,
     /// `--until-ci`: which runs are left out.
     adaptive: Option<Adaptive>,
+    /// Every run of the matrix is done or left out by `--until-ci`: the loop got to its
+    /// end (a signal after the last run stops nothing).
+    complete: bool,
 }
 
 impl Loop<'_> {
@@ -173,9 +180,10 @@ impl Loop<'_> {
                 continue;
             }
             if self.interrupts.stopped() || !self.one(guard, slot).map_err(|e| self.explain(e))? {
-                break;
+                return Ok(());
             }
         }
+        self.complete = true;
         Ok(())
     }
 
@@ -199,7 +207,9 @@ impl Loop<'_> {
     /// and is named in the error too), or what the runs gave.
     fn finish(mut self, looped: Result<()>, restored: Result<()>) -> Result<Done> {
         let session = self.session;
-        let stopped = looped.is_ok() && self.interrupts.stopped();
+        // A loop that ended without error before its end was stopped by a signal (the
+        // run in progress discarded): never recorded as finished.
+        let stopped = looped.is_ok() && !self.complete;
         if stopped {
             self.events.event(Event::Stopped {
                 mode: session.mode,
@@ -237,7 +247,8 @@ impl Loop<'_> {
     }
 
     /// The runs ended with an error (the loop's, the restore's or both): every finished
-    /// run is already in runs.csv; mark a complete matrix finished in meta.json, say
+    /// run is already in runs.csv; mark a complete matrix (`--until-ci`: every workload
+    /// stopped or at `--max-repeat`) finished in meta.json, say
     /// where the runs are and how to go on, and return one error naming both failures.
     fn failed(self, looped: Result<()>, restored: Result<()>) -> anyhow::Error {
         let total = self.session.matrix.len();
@@ -245,7 +256,7 @@ impl Loop<'_> {
         let mut finishing = None;
         if let Some(recording) = self.recording {
             dir = Some(recording.dir().to_path_buf());
-            if looped.is_ok() && self.done == total {
+            if looped.is_ok() && self.complete {
                 finishing = recording.finish().err();
             }
         }
@@ -304,9 +315,9 @@ impl Loop<'_> {
         let window = super::evidence::EvidenceWindow::new(self.evidence);
         let result = match run_workload(&spec, self.target.get()?, self.engine, &window) {
             Ok(result) => result,
-            Err(err) if err.downcast_ref::<Cancelled>().is_some() || self.interrupts.stopped() => {
-                return Ok(false)
-            }
+            // Only the engine's own cancel is one: an I/O error that comes with a signal
+            // is still an error, reported as such.
+            Err(err) if err.downcast_ref::<Cancelled>().is_some() => return Ok(false),
             Err(mut err) => {
                 // The errno of I/O on a vanished disk misleads (ENOSPC): say it is gone.
                 if let Some(failure) = err.downcast_mut::<IoFailure>() {

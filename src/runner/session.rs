@@ -8,14 +8,14 @@ use super::{Mode, RunOptions};
 use crate::plan::config::ConfigSpec;
 use crate::plan::matrix::{Matrix, Order, Slot};
 use crate::plan::spec::Plan;
-use crate::record::writer::{ResultsWriter, Resumed, TornLine};
+use crate::record::resume::TornLine;
+use crate::record::writer::ResultsWriter;
 use crate::record::Meta;
 use crate::workload::WorkloadSpec;
 use anyhow::{bail, Context, Result};
-use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub const DEFAULT_REPETITIONS: u32 = 3;
 /// Name of the implicit config of a plan without `[[config]]`: the device as it is.
@@ -42,7 +42,8 @@ pub struct Session {
     pub target: PathBuf,
     /// Runs already in runs.csv (resume).
     pub finished: BTreeSet<u32>,
-    /// Set when resuming: the results directory and its meta.json.
+    /// Set when resuming: the results directory (locked) and its meta.json; None for
+    /// `--resume --dry-run`, which only reads the directory.
     pub resumed: Option<(ResultsWriter, Meta)>,
     /// Torn last lines cut off when resuming.
     pub torn: Vec<TornLine>,
@@ -52,7 +53,7 @@ impl Session {
     /// `require_device`: false for --dry-run, which touches no device.
     pub fn open(opts: &RunOptions, require_device: bool) -> Result<Session> {
         match &opts.resume {
-            Some(dir) => Self::resume(opts, dir),
+            Some(dir) => super::resume::session(opts, dir, require_device),
             None => Self::fresh(opts, require_device),
         }
     }
@@ -128,61 +129,6 @@ impl Session {
         })
     }
 
-    /// Rebuild the session of an interrupted run from its meta.json: same plan text,
-    /// configs, workloads, order, seed and repetitions, so the matrix is the same.
-    fn resume(opts: &RunOptions, dir: &Path) -> Result<Session> {
-        let Resumed {
-            writer,
-            meta,
-            finished,
-            torn,
-        } = ResultsWriter::resume(dir)?;
-        if meta.finished_unix_s.is_some() {
-            bail!("{} is a finished run: nothing to resume", dir.display());
-        }
-        check_resume_options(opts, &meta, dir)?;
-        let plan: Plan = meta
-            .plan_text
-            .parse()
-            .with_context(|| format!("the plan saved in {}/meta.json", dir.display()))?;
-        let target = match &opts.device {
-            Some(d) if d.as_os_str() != meta.target.as_str() => bail!(
-                "--device {} differs from the interrupted run's target {}",
-                d.display(),
-                meta.target
-            ),
-            _ => PathBuf::from(&meta.target),
-        };
-        let names: Vec<String> = meta.configs.iter().map(|c| c.name.clone()).collect();
-        let configs = select_configs(&plan, &names)?;
-        let workloads = select_workloads(&plan, &meta.workloads)?;
-        let matrix = Matrix::new(
-            configs.len(),
-            workloads.len(),
-            meta.repetitions,
-            meta.warmup,
-            meta.order,
-            meta.seed,
-        )
-        .with_context(|| format!("the matrix saved in {}/meta.json", dir.display()))?;
-        Ok(Session {
-            mode: Mode::Recorded,
-            plan_text: meta.plan_text.clone(),
-            plan,
-            configs,
-            workloads,
-            matrix,
-            seed: meta.seed,
-            scale_down: meta.scale_down,
-            until_ci: meta.until_ci_pct,
-            label: meta.label.clone(),
-            target,
-            finished,
-            resumed: Some((writer, meta)),
-            torn,
-        })
-    }
-
     /// The workload of a run.
     pub fn spec(&self, slot: &Slot) -> &WorkloadSpec {
         &self.plan.workload[self.workloads[slot.workload]]
@@ -226,71 +172,7 @@ impl Session {
     }
 }
 
-/// `--resume` takes the matrix from meta.json: options that would change it are refused
-/// unless they say the same.
-fn check_resume_options(opts: &RunOptions, meta: &Meta, dir: &Path) -> Result<()> {
-    if let Some(plan_path) = &opts.plan {
-        let text = std::fs::read(plan_path)
-            .with_context(|| format!("cannot read plan file {}", plan_path.display()))?;
-        if hex(&Sha256::digest(&text)) != meta.plan_sha256 {
-            bail!(
-                "{} is not the plan the interrupted run used (its copy is in {}/meta.json): \
-                 leave PLAN out with --resume",
-                plan_path.display(),
-                dir.display()
-            );
-        }
-    }
-    if let Some(given) = opts.label.as_deref().filter(|&l| l != meta.label) {
-        bail!(
-            "--label {given} differs from the interrupted run's '{}': leave it out with --resume",
-            meta.label
-        );
-    }
-    // Compared as orders, so `--order abab` matches a saved "interleaved".
-    if let Some(given) = opts.order.filter(|&o| o != meta.order) {
-        bail!(
-            "--order {given} differs from the interrupted run's '{}': leave it out with --resume",
-            meta.order
-        );
-    }
-    if opts
-        .scale_down
-        .is_some_and(|n| Some(n) != meta.scale_down.or(Some(1)))
-    {
-        bail!(
-            "--scale-down {} differs from the interrupted run's ({}): leave it out with --resume",
-            opts.scale_down.unwrap_or(1),
-            meta.scale_down.unwrap_or(1)
-        );
-    }
-    if opts.until_ci.is_some_and(|p| Some(p) != meta.until_ci_pct) {
-        bail!(
-            "--until-ci {} differs from the interrupted run's ({}): leave it out with --resume",
-            opts.until_ci.unwrap_or_default(),
-            meta.until_ci_pct
-                .map_or("a fixed number of repetitions".to_string(), |p| format!(
-                    "{p}%"
-                ))
-        );
-    }
-    if opts.repeat.is_some_and(|r| r != meta.repetitions)
-        || opts.max_repeat.is_some_and(|r| r != meta.repetitions)
-        || opts.warmup.is_some_and(|w| w != meta.warmup)
-        || opts.seed.is_some_and(|s| s != meta.seed)
-        || !opts.configs.is_empty()
-        || !opts.workloads.is_empty()
-    {
-        bail!(
-            "--resume reuses the matrix of the interrupted run (configs, workloads, \
-             repetitions, warm-up, seed from {}/meta.json): leave those options out",
-            dir.display()
-        );
-    }
-    Ok(())
-}
-
-fn select_configs(plan: &Plan, names: &[String]) -> Result<Vec<ConfigSpec>> {
+pub(super) fn select_configs(plan: &Plan, names: &[String]) -> Result<Vec<ConfigSpec>> {
     crate::plan::config::validate_configs(&plan.config, &plan.knob)?;
     let all = if plan.config.is_empty() {
         vec![ConfigSpec {
@@ -320,7 +202,7 @@ fn select_configs(plan: &Plan, names: &[String]) -> Result<Vec<ConfigSpec>> {
     Ok(picked)
 }
 
-fn select_workloads(plan: &Plan, names: &[String]) -> Result<Vec<usize>> {
+pub(super) fn select_workloads(plan: &Plan, names: &[String]) -> Result<Vec<usize>> {
     if names.is_empty() {
         return Ok((0..plan.workload.len()).collect());
     }
@@ -348,9 +230,10 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::record::writer::ResultsWriter;
+    use std::path::Path;
 
     const PLAN: &str = "name = \"p\"\nseed = 3\n\
         [[config]]\nname = \"A\"\n[[config]]\nname = \"B\"\n\
@@ -363,7 +246,7 @@ mod tests {
     }
 
     /// An interrupted results directory of PLAN, as a fresh recorded run writes it.
-    fn interrupted(dir: &Path, order: Order) -> PathBuf {
+    pub(in crate::runner) fn interrupted(dir: &Path, order: Order) -> PathBuf {
         let opts = RunOptions {
             plan: Some(plan_file(dir, PLAN)),
             order: Some(order),
@@ -374,62 +257,6 @@ mod tests {
         let out = dir.join("res");
         ResultsWriter::create(&out, &super::super::results::new_meta(&session)).unwrap();
         out
-    }
-
-    #[test]
-    fn resume_accepts_an_order_alias_and_refuses_another_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = interrupted(dir.path(), Order::Interleaved);
-        let mut opts = RunOptions {
-            resume: Some(out.clone()),
-            order: Some("abab".parse().unwrap()),
-            ..Default::default()
-        };
-        let session = Session::open(&opts, true).unwrap();
-        assert_eq!(session.matrix.order(), Order::Interleaved);
-        assert_eq!(session.target, PathBuf::from("/dev/null"));
-        opts.order = Some(Order::Blocked);
-        let err = Session::open(&opts, true).unwrap_err().to_string();
-        assert!(
-            err.contains("--order blocked differs from the interrupted run's 'interleaved'"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn resume_refuses_options_that_change_the_matrix() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = interrupted(dir.path(), Order::Random);
-        for (opts, want) in [
-            (
-                RunOptions {
-                    repeat: Some(9),
-                    ..Default::default()
-                },
-                "leave those options out",
-            ),
-            (
-                RunOptions {
-                    scale_down: Some(4),
-                    ..Default::default()
-                },
-                "--scale-down 4 differs",
-            ),
-            (
-                RunOptions {
-                    label: Some("x".into()),
-                    ..Default::default()
-                },
-                "--label x differs",
-            ),
-        ] {
-            let opts = RunOptions {
-                resume: Some(out.clone()),
-                ..opts
-            };
-            let err = Session::open(&opts, true).unwrap_err().to_string();
-            assert!(err.contains(want), "{err}");
-        }
     }
 
     #[test]

@@ -45,6 +45,28 @@ impl Stop<'_> {
     }
 }
 
+/// The outcomes in order, or the error to report: the first real one, else a cancel.
+pub fn first_error<T>(outcomes: Vec<Result<T>>) -> Result<Vec<T>> {
+    let mut done = Vec::with_capacity(outcomes.len());
+    let (mut first_error, mut cancelled) = (None, None);
+    for o in outcomes {
+        match o {
+            Ok(v) => done.push(v),
+            Err(e) if e.is::<SiblingFailed>() => {}
+            Err(e) if e.is::<Cancelled>() => {
+                cancelled.get_or_insert(e);
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error.or(cancelled) {
+        Some(e) => Err(e),
+        None => Ok(done),
+    }
+}
+
 /// Write-side state: verify headers, the blocks written, fsync every N writes.
 pub struct Writer {
     pub verify: bool,
@@ -228,4 +250,33 @@ pub fn verify_written(
         }
     }
     Ok(checker.report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::io_error::{IoFailure, IoOp};
+
+    /// One clone saw the signal, another one's I/O failed at the same time: the I/O
+    /// error is what the run reports; a cancel only when nothing else failed.
+    #[test]
+    fn a_real_error_wins_over_a_cancel_and_a_sibling_stop() {
+        let io = || {
+            anyhow::Error::from(
+                IoFailure::new(IoOp::Read, Some(0), 512, std::path::Path::new("/d"), "r")
+                    .errno(&std::io::Error::from_raw_os_error(libc::EIO)),
+            )
+        };
+        let err = first_error::<()>(vec![
+            Err(Cancelled.into()),
+            Err(SiblingFailed.into()),
+            Err(io()),
+        ])
+        .unwrap_err();
+        assert!(err.is::<IoFailure>(), "{err}");
+        let err =
+            first_error::<()>(vec![Err(SiblingFailed.into()), Err(Cancelled.into())]).unwrap_err();
+        assert!(err.is::<Cancelled>(), "{err}");
+        assert_eq!(first_error(vec![Ok(1), Ok(2)]).unwrap(), [1, 2]);
+    }
 }

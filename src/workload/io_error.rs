@@ -14,6 +14,15 @@ pub enum IoOp {
     Fsync,
     /// Reading back a block a verifying write job wrote.
     VerifyRead,
+    /// Opening (or creating) the job's file or device.
+    Open,
+    /// Writing the file of a file target before the job (the layout, not timed).
+    LayOut,
+    /// Handing I/Os to the kernel and waiting for one (`io_uring_enter`), with this many
+    /// in flight.
+    Submit {
+        in_flight: usize,
+    },
 }
 
 impl IoOp {
@@ -23,6 +32,9 @@ impl IoOp {
             IoOp::Write => "write",
             IoOp::Fsync => "fsync",
             IoOp::VerifyRead => "verify read",
+            IoOp::Open => "open",
+            IoOp::LayOut => "layout write",
+            IoOp::Submit { .. } => "io_uring_enter",
         }
     }
 }
@@ -95,7 +107,12 @@ pub fn errno_text(errno: i32) -> String {
 impl std::fmt::Display for IoFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let what = match (self.op, self.offset) {
-            (IoOp::Fsync, _) | (_, None) => {
+            (IoOp::Submit { in_flight }, _) => format!(
+                "{} with {in_flight} I/O(s) in flight on {}",
+                self.op.as_str(),
+                self.path.display()
+            ),
+            (IoOp::Fsync | IoOp::Open, _) | (_, None) => {
                 format!("{} of {}", self.op.as_str(), self.path.display())
             }
             (op, Some(offset)) => format!(
@@ -154,6 +171,32 @@ mod tests {
         );
         let f = IoFailure::new(IoOp::Read, Some(0), 512, Path::new("/f"), "r").short(100);
         assert!(f.to_string().contains("came back short: 100 of 512 bytes"));
+        let f = IoFailure::new(IoOp::LayOut, Some(1 << 20), 4096, Path::new("/f"), "r")
+            .errno(&std::io::Error::from_raw_os_error(libc::EFBIG));
+        assert_eq!(
+            f.to_string(),
+            "layout write of 4096 bytes at offset 1048576 (sector 2048) on /f failed: EFBIG \
+             (File too large) [job 'r']"
+        );
+        let f = IoFailure::new(IoOp::Open, None, 0, Path::new("/d/f"), "r")
+            .errno(&std::io::Error::from_raw_os_error(libc::EISDIR));
+        assert_eq!(
+            f.to_string(),
+            "open of /d/f failed: EISDIR (Is a directory) [job 'r']"
+        );
+        let f = IoFailure::new(
+            IoOp::Submit { in_flight: 4 },
+            None,
+            0,
+            Path::new("/dev/x"),
+            "r",
+        )
+        .errno(&std::io::Error::from_raw_os_error(libc::ENOMEM));
+        assert_eq!(
+            f.to_string(),
+            "io_uring_enter with 4 I/O(s) in flight on /dev/x failed: ENOMEM (Out of \
+             memory) [job 'r']"
+        );
         assert_eq!(errno_text(99999), "errno 99999");
     }
 }

@@ -3,13 +3,14 @@
 //! uses while it runs is in [`super::clone_io`].
 
 use super::buffer::fill_pattern;
+use super::io_error::{IoFailure, IoOp};
 use super::offsets::Order;
 use super::result::Direction;
 use super::spec::{JobSpec, Rw, WorkloadSpec};
 use super::target::{Target, TargetKind};
 use super::EngineOptions;
 use crate::units::format_size;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
@@ -290,6 +291,9 @@ pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBu
         iozone_only,
     } in layouts(clones)
     {
+        let failed = |op, offset, len, e: &std::io::Error| {
+            anyhow::Error::from(IoFailure::new(op, offset, len, &path, &job.name).errno(e))
+        };
         let existed = path.exists();
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -297,11 +301,14 @@ pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBu
             .create(true)
             .truncate(iozone_only)
             .open(&path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
+            .map_err(|e| failed(IoOp::Open, None, 0, &e))?;
         if !existed && target.kind == TargetKind::Directory {
             created.push(path.clone());
         }
-        let have = file.metadata()?.len();
+        let have = file
+            .metadata()
+            .map_err(|e| failed(IoOp::Open, None, 0, &e))?
+            .len();
         if iozone_only || have >= len {
             continue;
         }
@@ -311,12 +318,21 @@ pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBu
         let mut at = have;
         while at < len {
             let n = (len - at).min(chunk as u64) as usize;
-            file.write_all_at(&buf[..n], at)
-                .with_context(|| format!("cannot lay out {} ({} bytes)", path.display(), len))?;
-            at += n as u64;
+            match file.write_at(&buf[..n], at) {
+                Ok(0) => {
+                    return Err(
+                        IoFailure::new(IoOp::LayOut, Some(at), n as u64, &path, &job.name)
+                            .short(0)
+                            .into(),
+                    )
+                }
+                Ok(done) => at += done as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(failed(IoOp::LayOut, Some(at), n as u64, &e)),
+            }
         }
         file.sync_all()
-            .with_context(|| format!("fsync of {} failed", path.display()))?;
+            .map_err(|e| failed(IoOp::Fsync, None, 0, &e))?;
     }
     Ok(created)
 }
@@ -380,6 +396,31 @@ mod tests {
         assert_eq!(
             (halved[1].region_start, halved[1].region_blocks),
             (256 << 10, 4)
+        );
+    }
+
+    /// The target file turned into a directory after the checks: laying it out fails
+    /// as an I/O error naming the operation, the file and the errno.
+    #[test]
+    fn a_file_that_cannot_be_opened_is_an_io_failure() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let path = dir.path().join("f");
+        let target = Target::open(&path, false).unwrap();
+        let w = spec("name = \"w\"\n[[job]]\nname = \"r\"\nrw = \"read\"\nsize = \"64k\"\n");
+        let clones = plan_clones(&w, &target, &EngineOptions::default()).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let err = lay_out_files(&clones, &target).unwrap_err();
+        let failure = err.downcast_ref::<IoFailure>().expect("an IoFailure");
+        assert_eq!(
+            (failure.op, failure.errno),
+            (IoOp::Open, Some(libc::EISDIR))
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "open of {} failed: EISDIR (Is a directory) [job 'r']",
+                path.display()
+            )
         );
     }
 

@@ -31,7 +31,7 @@ pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
 
 use anyhow::Result;
-use clone_io::{CloneIo, ReadChecker, SiblingFailed, Stop, Writer};
+use clone_io::{CloneIo, ReadChecker, Stop, Writer};
 use job::ClonePlan;
 use measure::{DirStats, Recorder};
 use offsets::OffsetGen;
@@ -173,11 +173,7 @@ pub fn run_workload(
     shared.measured.end();
     let done = done?;
     let origin = shared.origin.get().copied().unwrap_or_else(Instant::now);
-    let started_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64()
-        - origin.elapsed().as_secs_f64();
+    let started_unix_s = crate::clock::unix_now() - origin.elapsed().as_secs_f64();
     let result = collect(spec, &clones, done, started_unix_s, &opts.cancel);
     drop(created);
     result
@@ -187,7 +183,16 @@ pub fn run_workload(
 fn open_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<File>> {
     let mut files = Vec::with_capacity(clones.len());
     for c in clones {
-        files.push(target.open_io(&c.path, c.job.rw.writes(), c.job.direct)?);
+        let file = target
+            .open_io(&c.path, c.job.rw.writes(), c.job.direct)
+            .map_err(|e| match e.downcast::<std::io::Error>() {
+                // An I/O error on the target (the O_DIRECT refusal stays bad input).
+                Ok(io) => IoFailure::new(IoOp::Open, None, 0, &c.path, &c.name)
+                    .errno(&io)
+                    .into(),
+                Err(other) => other,
+            })?;
+        files.push(file);
     }
     for (c, f) in clones.iter().zip(&files) {
         if !c.job.direct {
@@ -230,7 +235,8 @@ struct Shared<'a> {
 }
 
 /// Runs one thread per clone; returns their outcomes in clone order, or the first real
-/// error (not the "a sibling failed" stops it caused).
+/// error (not the "a sibling failed" stops it caused, and before a cancel: an I/O error
+/// that came with the signal is still reported).
 fn run_clones(
     clones: &[ClonePlan],
     files: Vec<File>,
@@ -262,21 +268,7 @@ fn run_clones(
             })
             .collect()
     });
-    let mut done = Vec::with_capacity(outcomes.len());
-    let mut first_error = None;
-    for o in outcomes {
-        match o {
-            Ok(v) => done.push(v),
-            Err(e) if e.is::<SiblingFailed>() => {}
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(done),
-    }
+    clone_io::first_error(outcomes)
 }
 
 /// Per-job results (verify included) and the group totals per direction.

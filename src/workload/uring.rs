@@ -9,6 +9,7 @@
 
 use super::buffer::{fill_pattern, BUFFER_ALIGN};
 use super::clone_io::CloneIo;
+use super::io_error::{IoFailure, IoOp};
 use super::measure::Recorder;
 use super::offsets::OffsetGen;
 use super::result::Direction;
@@ -230,10 +231,17 @@ impl UringEngine {
             Err(e) => {
                 // Cannot reap: the ring keeps its buffers until the kernel is done
                 // with them (its drop waits, or leaks them if it cannot).
-                Err(anyhow!(
-                    "job '{}': io_uring_enter failed with {inflight} I/Os in flight: {e}",
-                    io.name
-                ))
+                Err(IoFailure::new(
+                    IoOp::Submit {
+                        in_flight: inflight,
+                    },
+                    None,
+                    0,
+                    io.path,
+                    io.name,
+                )
+                .errno(&e)
+                .into())
             }
         }
     }
