@@ -227,7 +227,11 @@ impl CalibratedSpread {
                 (run_ms * (1.0 / runs - 1.0 / self.runs_per_boot), run_df),
             )
         } else {
-            ((0.0, boot_df), (run_ms / runs, run_df))
+            // The boots' own part is cut to 0 because the boot means varied less than
+            // their runs explain; that rests on the boot means' boots - 1 df, so the
+            // runs' part keeps those (the within-boot df would assume boots never
+            // differ: A/A boots on a loaded machine were then called 20% of the time).
+            ((0.0, boot_df), (run_ms / runs, boot_df))
         }
     }
 
@@ -315,7 +319,7 @@ pub fn pooled_change(a: &[f64], b: &[f64]) -> Change {
 /// variance composed of the calibration's two mean squares
 /// ([`CalibratedSpread::terms`]): the calibration's boots - 1 when both boots have its
 /// runs per boot, fewer when a difference of mean squares dominates (boots with more
-/// runs), more when a sum does (fewer runs), the within-boot df when the boots' own
+/// runs), more when a sum does (fewer runs), the boots - 1 df when the boots' own
 /// part is cut to 0.
 fn calibrated_change(a: &[Vec<f64>], b: &[Vec<f64>], cal: &CalibratedSpread) -> BootChange {
     let runs = |x: &[Vec<f64>]| x.iter().map(Vec::len).sum::<usize>() as f64;
