@@ -203,44 +203,34 @@ fn sweep_of(
 /// and nothing else (a plan without sweeps has none). Format 0.1: the `[[sweep]]`
 /// tables of the plan text, or None when it has none.
 fn declared_sweeps(dir: &ResultsDir) -> Option<Vec<(String, SweepPoint)>> {
-    let point = |name: &str, over: SweepOver, workload: &str, x: u64| {
-        (
-            workload.to_string(),
-            SweepPoint {
-                sweep: name.to_string(),
-                over,
-                x: x as f64,
-            },
-        )
-    };
     if dir.meta.format_version.is_some() {
-        return Some(
-            dir.meta
-                .sweeps
-                .iter()
-                .flat_map(|s| {
-                    s.points
-                        .iter()
-                        .map(|p| point(&s.name, s.over, &p.workload, p.x))
-                })
-                .collect(),
-        );
+        return Some(sweep_points(&dir.meta.sweeps));
     }
     let plan: Plan = toml::from_str(&dir.meta.plan_text).ok()?;
     let sweeps = crate::record::SweepMeta::of_plan(&plan);
     if sweeps.is_empty() {
         return None;
     }
-    Some(
-        sweeps
-            .iter()
-            .flat_map(|s| {
-                s.points
-                    .iter()
-                    .map(|p| point(&s.name, s.over, &p.workload, p.x))
+    Some(sweep_points(&sweeps))
+}
+
+/// Each point of the sweeps as (workload, its place in the sweep).
+fn sweep_points(sweeps: &[crate::record::SweepMeta]) -> Vec<(String, SweepPoint)> {
+    sweeps
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().map(|p| {
+                (
+                    p.workload.clone(),
+                    SweepPoint {
+                        sweep: s.name.clone(),
+                        over: s.over,
+                        x: p.x as f64,
+                    },
+                )
             })
-            .collect(),
-    )
+        })
+        .collect()
 }
 
 fn short_sha(sha: &str) -> &str {
