@@ -6,10 +6,10 @@
 //! the timed workloads "within noise" is measured, not assumed: over the rounds, the
 //! distance (|ln| of the ratio) between mmcab's median and fio's median must not exceed
 //! three times the distance between the medians of mmcab's first and second runs of the
-//! rounds, nor ln 1.5 when the machine is quiet, and never a factor beyond 3 however
-//! noisy the machine: noise that large fails the test instead of letting any difference
-//! through (a buffered instead of a direct job, or a wrong block size, is a larger
-//! factor on this device).
+//! rounds, nor ln 2 when the machine is quiet (see MIN_BAND), and never a factor beyond
+//! 3 however noisy the machine: noise that large fails the test instead of letting any
+//! difference through (a buffered instead of a direct job, the wrong depth or block
+//! size, is a larger factor on this device).
 //! The device is a loop device over an allocated file in /dev/shm (RAM): fast, and very
 //! noisy on a busy shared machine (single runs here varied from 80 to 1900 MB/s).
 
@@ -73,8 +73,13 @@ io_size = "1M"
 const ROUNDS: usize = 7;
 /// Allowed distance, in multiples of mmcab's own run-to-run distance.
 const NOISE_FACTOR: f64 = 3.0;
-/// The smallest allowed ratio band (a quiet machine).
-const MIN_BAND: f64 = 1.5;
+/// The smallest allowed ratio band (a quiet machine). At RAM speed the rate is bound by
+/// the CPU time per I/O, and there the engines differ by themselves: mmcab's debug build
+/// (what `cargo test` runs) measured 1.57x below fio 3.33 for 4 KiB random reads at
+/// depth 8, with its own runs 1.02x apart. The mistakes the test is for are larger on
+/// this device (fio measured: depth 1 instead of 8 is 3.6x slower, buffered instead of
+/// direct 2.8x faster, 64 KiB instead of 4 KiB blocks 10x faster).
+const MIN_BAND: f64 = 2.0;
 /// The largest allowed ratio band, whatever mmcab's own noise.
 const MAX_BAND: f64 = 3.0;
 
