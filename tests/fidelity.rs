@@ -273,9 +273,10 @@ fn bins_match_runs(dir: &Path, workload: &str) -> usize {
 }
 
 /// What the quick start does (bus-width-ab.toml on a fresh 64 MiB emulated eMMC under
-/// Linux 7.x, booted 8-bit), then its report: a line per config with the bus width,
-/// timing and clock verified before the runs, and a throughput-over-time chart whose
-/// bins integrate to each run's MB/s.
+/// Linux 7.x, booted 8-bit, the report made by the guest's armv7 mmcab), then its
+/// report: the same text from this machine's mmcab, a line per config with the bus
+/// width, timing and clock verified before the runs, and a throughput-over-time chart
+/// whose bins integrate to each run's MB/s.
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn the_quick_start_report_shows_bus_settings_and_throughput_over_time() {
@@ -286,11 +287,17 @@ fn the_quick_start_report_shows_bus_settings_and_throughput_over_time() {
         .timeout(std::time::Duration::from_secs(500))
         .run(
             "mmcab info /dev/mmcblk0 > /dev/null && mmcab run /workloads/bus-width-ab.toml \
-             --device /dev/mmcblk0 --allow-write --out /out/ab",
+             --device /dev/mmcblk0 --allow-write --out /out/ab && mmcab report /out/ab",
         );
     run.assert_success();
     let dir = run.out_dir.join("ab");
     let text = ok(mmcab(&["report", dir.to_str().unwrap()]));
+    // The guest's stdout is the run's table, then the report's mail text.
+    assert!(
+        run.stdout.ends_with(&text),
+        "the guest's report and this machine's differ:\n{}\n---\n{text}",
+        run.stdout
+    );
     assert!(
         text.contains("  bus8: bus-width=8; 8-bit, mmc high-speed, 52 MHz\n")
             && text.contains("  bus4: bus-width=4; 4-bit, mmc high-speed, 52 MHz\n"),
