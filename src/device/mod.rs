@@ -12,7 +12,8 @@
 //! - [`sysfs`]: reading kernel attribute files
 //! - data commands through the ioctl: [`raw_access`] (may mmcab, and how: addressing,
 //!   limits), [`transfer`] (which commands), [`mmc_io`] (sending them), [`packed`] (the
-//!   packed write of Linux 4.9), [`sbc`] (does the kernel pass CMD23 on as `mrq.sbc`)
+//!   packed write of Linux 4.9); whether the kernel passes CMD23 on as `mrq.sbc` is
+//!   seen in the trace: [`crate::evidence::sbc`]
 use std::path::PathBuf;
 
 pub mod capabilities;
@@ -30,7 +31,6 @@ pub mod packed;
 pub mod probe;
 pub mod raw_access;
 pub mod render;
-pub mod sbc;
 pub mod sysfs;
 pub mod transfer;
 

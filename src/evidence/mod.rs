@@ -8,7 +8,9 @@
 //!   bits, open-ended transfers, CQE tasks, errors, opcode mix, device latency);
 //! - [`tracefs`]: the private tracing instance they are read from;
 //! - [`pack_stats`]: `wr_pack_stats` deltas on vendor kernels with packed commands;
-//! - [`probe`]: one read through the trace, for knobs verified by what the driver does.
+//! - [`probe`]: one read through the trace, for knobs verified by what the driver does;
+//! - [`sbc`]: whether the kernel passes a user CMD23 on as the transfer's `mrq.sbc`
+//!   (seen in the trace, or decided by the kernel version), for the ioctl engine.
 //!
 //! A [`Collector`] is opened once per session and never fails: what it cannot collect
 //! (no tracefs, not permitted, not an MMC card) is said in [`EvidenceMeta`] (meta.json)
@@ -18,15 +20,28 @@ pub mod block_stat;
 pub mod pack_stats;
 pub mod probe;
 pub mod requests;
+pub mod sbc;
 pub mod trace;
 pub mod tracefs;
 
 use crate::device::MmcPaths;
-use crate::record::EvidenceMeta;
 use anyhow::Result;
 use block_stat::BlockStat;
 use requests::{Kind, RequestStats};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// meta.json `evidence`: each source, or why it is not there (`off (--no-evidence)`,
+/// `unavailable: ...`, `none: ...`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceMeta {
+    /// The `stat` file read around every run.
+    pub block_stat: String,
+    /// The tracing instance and events.
+    pub trace: String,
+    /// The card's `wr_pack_stats`.
+    pub wr_pack_stats: String,
+}
 
 /// What one session collects around each run.
 pub struct Collector {

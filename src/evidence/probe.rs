@@ -4,7 +4,7 @@
 
 use super::requests::RequestStats;
 use super::tracefs::{self, Instance};
-use crate::workload::buffer::AlignedBuf;
+use crate::aligned::AlignedBuf;
 use anyhow::{bail, Context, Result};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;

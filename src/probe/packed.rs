@@ -26,7 +26,7 @@
 use super::packed_run::{Outcome, Run};
 use crate::device::packed::EXT_CSD_MAX_PACKED_WRITES;
 use crate::device::raw_access::RawAccess;
-use crate::device::sbc::{self, SbcVerdict};
+use crate::evidence::sbc::{self, SbcVerdict};
 use crate::workload::ioctl::setup::packed_entries;
 use crate::workload::ioctl::Packed;
 use crate::workload::Target;

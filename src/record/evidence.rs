@@ -11,23 +11,12 @@
 
 use super::writer::RunKey;
 use crate::evidence::requests::{opcode_mix, Kind, Requests};
+pub use crate::evidence::EvidenceMeta;
 use crate::evidence::RunEvidence;
 use serde::{Deserialize, Serialize};
 
 pub const EVIDENCE_CSV: &str = "evidence.csv";
 pub const REQUEST_SIZES_CSV: &str = "request_sizes.csv";
-
-/// meta.json `evidence`: each source, or why it is not there (`off (--no-evidence)`,
-/// `unavailable: ...`, `none: ...`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EvidenceMeta {
-    /// The `stat` file read around every run.
-    pub block_stat: String,
-    /// The tracing instance and events.
-    pub trace: String,
-    /// The card's `wr_pack_stats`.
-    pub wr_pack_stats: String,
-}
 
 /// One row of `evidence.csv`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

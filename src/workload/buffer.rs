@@ -1,5 +1,5 @@
-//! I/O buffers aligned for O_DIRECT, the data pattern they carry, and the verify header
-//! written at the start of every block when a job has `verify = true`.
+//! The data pattern of I/O buffers ([`AlignedBuf`], aligned for O_DIRECT) and the verify
+//! header written at the start of every block when a job has `verify = true`.
 //!
 //! Verify block layout (little endian): bytes 0..8 magic `MMCABVFY`, 8..16 byte offset
 //! on the target, 16..24 run id, 24..32 sequence number of the write within its job
@@ -7,45 +7,11 @@
 //! out. The rest is the job's pattern.
 
 use super::spec::Pattern;
+pub use crate::aligned::{AlignedBuf, BUFFER_ALIGN};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-/// Alignment of every buffer: a page, which covers any logical block size up to 4 KiB.
-pub const BUFFER_ALIGN: usize = 4096;
 const MAGIC: &[u8; 8] = b"MMCABVFY";
-
-/// A zero-initialised byte buffer whose start is aligned to [`BUFFER_ALIGN`] (or more).
-pub struct AlignedBuf {
-    storage: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl AlignedBuf {
-    pub fn new(len: usize, align: usize) -> AlignedBuf {
-        let align = align.max(BUFFER_ALIGN);
-        let storage = vec![0u8; len + align];
-        let misalign = storage.as_ptr() as usize % align;
-        let start = if misalign == 0 { 0 } else { align - misalign };
-        AlignedBuf {
-            storage,
-            start,
-            len,
-        }
-    }
-    pub fn as_slice(&self) -> &[u8] {
-        &self.storage[self.start..self.start + self.len]
-    }
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.storage[self.start..self.start + self.len]
-    }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
 
 /// Fill a buffer with the job's pattern.
 pub fn fill_pattern(buf: &mut [u8], pattern: Pattern, seed: u64) {

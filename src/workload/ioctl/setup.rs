@@ -6,7 +6,7 @@
 
 use super::plan_keys::{takes_packed, Packed};
 use crate::device::raw_access::RawAccess;
-use crate::device::sbc::{self, SbcVerdict};
+use crate::evidence::sbc::{self, SbcVerdict};
 use crate::workload::job::ClonePlan;
 use crate::workload::spec::Engine;
 use crate::workload::target::{Target, TargetKind};

@@ -19,12 +19,12 @@
 //! dropped or taken as an sbc. It went to the stable trees in April 2024; no probe tells
 //! it apart, `mmcab probe packed` checks what reached the card.
 
-use super::capabilities::kernel_version;
-use super::packed::CardFormat;
-use super::raw_access::RawAccess;
-use super::transfer;
-use super::{ioctl, MmcPaths};
-use crate::evidence::tracefs;
+use super::tracefs;
+use crate::device::capabilities::kernel_version;
+use crate::device::packed::CardFormat;
+use crate::device::raw_access::RawAccess;
+use crate::device::transfer;
+use crate::device::{ioctl, MmcPaths};
 use serde::Serialize;
 use std::fs::File;
 
