@@ -264,6 +264,15 @@ impl WorkloadSpec {
 impl JobSpec {
     /// Checks that need no target; the caller adds the workload and job names.
     pub fn validate(&self) -> Result<()> {
+        self.check_shape()?;
+        self.check_amounts()?;
+        self.check_iozone()?;
+        self.check_verify_and_fsync()?;
+        super::ioctl::validate_job(self)
+    }
+
+    /// Name, block size, offset, depth and job count.
+    fn check_shape(&self) -> Result<()> {
         if self.name.trim().is_empty() || self.name.contains(['/', '\0']) {
             bail!("`name` must be non-empty and contain no '/'");
         }
@@ -298,6 +307,11 @@ impl JobSpec {
         if self.iodepth > 4096 {
             bail!("`iodepth` = {} is more than 4096", self.iodepth);
         }
+        Ok(())
+    }
+
+    /// The read/write mix, sizes and run time.
+    fn check_amounts(&self) -> Result<()> {
         match (self.rw, self.rwmixread) {
             (Rw::RandRw, Some(p)) if p > 100 => {
                 bail!("`rwmixread` = {p} is a percentage: use 0..=100")
@@ -322,6 +336,11 @@ impl JobSpec {
         if self.runtime == Some(Duration::ZERO) {
             bail!("`runtime` must be greater than 0");
         }
+        Ok(())
+    }
+
+    /// iozone's modes: a whole file of records, once per pass.
+    fn check_iozone(&self) -> Result<()> {
         if self.rw.is_iozone() {
             let rw = self.rw.as_str();
             let Some(size) = self.size else {
@@ -345,6 +364,11 @@ impl JobSpec {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Verify and fsync need a mode that writes (or reads back) whole blocks.
+    fn check_verify_and_fsync(&self) -> Result<()> {
         if self.verify {
             if matches!(self.rw, Rw::RandRw) {
                 bail!("`verify` works with read, randread (check blocks written earlier), write and randwrite, not randrw");
@@ -361,7 +385,7 @@ impl JobSpec {
         if self.fsync > 0 && !self.rw.writes() {
             bail!("`fsync` only applies to jobs that write");
         }
-        super::ioctl::validate_job(self)
+        Ok(())
     }
 
     /// Percent of I/Os that are reads.
