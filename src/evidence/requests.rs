@@ -382,6 +382,51 @@ mod tests {
     }
 
     #[test]
+    fn the_other_captures_of_both_kernels_add_up_as_their_commands_say() {
+        for kernel in ["7.2", "6.12"] {
+            // dd bs=1M count=2 iflag=direct: four 512 KiB CMD18 with CMD23, no status poll.
+            let s = fixture(&format!("linux-{kernel}-read-1m-direct.trace"));
+            let r = &s.read;
+            assert_eq!(
+                (r.requests, r.bytes, r.multi_block),
+                (4, 2 << 20, 4),
+                "{kernel}"
+            );
+            assert_eq!(
+                (r.sbc, r.sbc_multi_block, r.open_ended),
+                (4, 4, 0),
+                "{kernel}"
+            );
+            assert_eq!(s.opcode_mix(), "18:4", "{kernel}");
+            assert_eq!(r.latencies_ns.len(), 4, "{kernel}");
+            // Four 4 KiB reads: eight blocks each, with CMD23.
+            let s = fixture(&format!("linux-{kernel}-randread-4k-direct.trace"));
+            assert_eq!((s.read.requests, s.read.bytes, s.read.sbc), (4, 16384, 4));
+            assert_eq!(s.read.sizes, BTreeMap::from([(4096, 4)]), "{kernel}");
+            // A 4 KiB write and a 512-byte write and read: the 512-byte ones reach the
+            // card as 4 KiB page writes and reads, each write followed by a CMD13 poll.
+            let s = fixture(&format!("linux-{kernel}-small-write-read.trace"));
+            assert_eq!((s.write.requests, s.write.bytes), (2, 8192), "{kernel}");
+            assert_eq!((s.read.requests, s.read.bytes), (2, 8192), "{kernel}");
+            assert_eq!((s.write.sbc, s.read.sbc), (2, 2), "{kernel}");
+            assert_eq!(s.none.requests, 2, "{kernel}");
+            assert_eq!(s.opcode_mix(), "13:2 18:2 25:2", "{kernel}");
+            assert_eq!((s.unmatched_done, s.unfinished), (0, 0), "{kernel}");
+            // mmcab info: one CMD8 through the ioctl on both kernels.
+            let s = fixture(&format!("linux-{kernel}-ioctl-ext-csd.trace"));
+            assert_eq!((s.opcode_mix(), s.read.bytes), ("8:1".to_string(), 512));
+        }
+        // The partition scan after the mmcblk rebind: one open-ended 4 KiB read (CMD18
+        // without CMD23, CMD12 to stop it).
+        let s = fixture("linux-7.2-rebind.trace");
+        assert_eq!(
+            (s.read.requests, s.read.bytes, s.read.multi_block),
+            (1, 4096, 1)
+        );
+        assert_eq!((s.read.sbc, s.read.open_ended), (0, 1));
+    }
+
+    #[test]
     fn lost_events_are_counted_and_pairs_still_found() {
         for kernel in ["7.2", "6.12"] {
             let s = fixture(&format!("linux-{kernel}-lost.trace"));
