@@ -487,7 +487,13 @@ fn vanishing_card(name: &'static str) {
     assert_eq!(s.resumed_runs(), (1..=6).collect());
     assert!(s.meta_finished());
     assert_eq!(s.text("end"), before);
-    counts(name, 1, 1, s.lost(), 0);
+    counts(
+        name,
+        s.injections(),
+        s.reports("mmcab: error:", gone),
+        s.lost(),
+        s.left_changed("before", "after", 4),
+    );
 }
 
 #[test]
