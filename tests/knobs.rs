@@ -1,7 +1,7 @@
 //! Built-in knobs against sysfs/debugfs trees: the real captures of the emulated eMMC
 //! (tests/fixtures/qemu-emmc, Linux 6.12 and 7.2) laid out as the kernel shows them, and
 //! the vendor-kernel layout with packed commands (tests/fixtures/vendor-packing, labelled
-//! there as a stand-in). The same knobs run against the live kernel in tests/guest_knobs.rs.
+//! there as a stand-in). The same knobs run against the live kernel in tests/guest_runner.rs.
 
 use mmcab::device::MmcPaths;
 use mmcab::knob::builtin::{resolve, status, KnobEnv, KnobStatus};

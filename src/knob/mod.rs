@@ -1,4 +1,4 @@
-//! Knobs: snapshot, apply, verify, restore (issue: knobs and runner).
+//! Knobs: snapshot, apply, verify, restore.
 //!
 //! A knob is one setting of the stack under test (bus width, packing, a sysfs attribute,
 //! a shell hook). Every kind follows the same life: `snapshot` what the device had before
