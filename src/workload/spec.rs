@@ -6,10 +6,12 @@
 //! the key; impossible values are reported by [`WorkloadSpec::validate`] with the
 //! workload, the job and the key.
 
-use crate::units::{self, serde_size};
+use crate::units::serde_size;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+mod checks;
 
 /// A set of jobs that run at the same time; one entry of the plan's `[[workload]]` list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -262,132 +264,6 @@ impl WorkloadSpec {
 }
 
 impl JobSpec {
-    /// Checks that need no target; the caller adds the workload and job names.
-    pub fn validate(&self) -> Result<()> {
-        self.check_shape()?;
-        self.check_amounts()?;
-        self.check_iozone()?;
-        self.check_verify_and_fsync()?;
-        super::ioctl::validate_job(self)
-    }
-
-    /// Name, block size, offset, depth and job count.
-    fn check_shape(&self) -> Result<()> {
-        if self.name.trim().is_empty() || self.name.contains(['/', '\0']) {
-            bail!("`name` must be non-empty and contain no '/'");
-        }
-        if self.bs == 0 {
-            bail!("`bs` must be greater than 0");
-        }
-        if self.direct && self.bs % MIN_LOGICAL_BLOCK_BYTES != 0 {
-            bail!(
-                "`bs` = {} is not a multiple of 512 bytes, which O_DIRECT needs \
-                 (direct = true): use a multiple of the logical block size or direct = false",
-                self.bs
-            );
-        }
-        if self.direct && self.offset % MIN_LOGICAL_BLOCK_BYTES != 0 {
-            bail!(
-                "`offset` = {} is not a multiple of 512 bytes, which O_DIRECT needs",
-                self.offset
-            );
-        }
-        if self.iodepth == 0 {
-            bail!("`iodepth` must be at least 1");
-        }
-        if self.numjobs == 0 {
-            bail!("`numjobs` must be at least 1");
-        }
-        if self.iodepth > 1 && self.engine == Engine::Sync {
-            bail!(
-                "`iodepth` = {} needs engine = \"io_uring\": the sync engine has one I/O in flight",
-                self.iodepth
-            );
-        }
-        if self.iodepth > 4096 {
-            bail!("`iodepth` = {} is more than 4096", self.iodepth);
-        }
-        Ok(())
-    }
-
-    /// The read/write mix, sizes and run time.
-    fn check_amounts(&self) -> Result<()> {
-        match (self.rw, self.rwmixread) {
-            (Rw::RandRw, Some(p)) if p > 100 => {
-                bail!("`rwmixread` = {p} is a percentage: use 0..=100")
-            }
-            (Rw::RandRw, _) | (_, None) => {}
-            (_, Some(_)) => bail!("`rwmixread` only applies to rw = \"randrw\""),
-        }
-        for (key, value) in [("size", self.size), ("io_size", self.io_size)] {
-            if let Some(v) = value {
-                if v < self.bs {
-                    bail!(
-                        "`{key}` = {} is smaller than `bs` = {}: no I/O would be done",
-                        units::format_size(v),
-                        units::format_size(self.bs)
-                    );
-                }
-            }
-        }
-        if self.time_based && self.runtime.is_none() {
-            bail!("`time_based` = true needs a `runtime`");
-        }
-        if self.runtime == Some(Duration::ZERO) {
-            bail!("`runtime` must be greater than 0");
-        }
-        Ok(())
-    }
-
-    /// iozone's modes: a whole file of records, once per pass.
-    fn check_iozone(&self) -> Result<()> {
-        if self.rw.is_iozone() {
-            let rw = self.rw.as_str();
-            let Some(size) = self.size else {
-                bail!("rw = \"{rw}\" needs `size` (the file size, iozone's -s)");
-            };
-            if size % self.bs != 0 {
-                bail!(
-                    "rw = \"{rw}\": `size` = {} is not a whole number of records of `bs` = {}",
-                    units::format_size(size),
-                    units::format_size(self.bs)
-                );
-            }
-            for (key, set) in [
-                ("io_size", self.io_size.is_some()),
-                ("runtime", self.runtime.is_some()),
-                ("ramp_time", self.ramp_time.is_some()),
-                ("verify", self.verify),
-            ] {
-                if set {
-                    bail!("`{key}` does not apply to rw = \"{rw}\" (every record once per pass)");
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Verify and fsync need a mode that writes (or reads back) whole blocks.
-    fn check_verify_and_fsync(&self) -> Result<()> {
-        if self.verify {
-            if matches!(self.rw, Rw::RandRw) {
-                bail!("`verify` works with read, randread (check blocks written earlier), write and randwrite, not randrw");
-            }
-            if self.bs < MIN_LOGICAL_BLOCK_BYTES {
-                bail!("`verify` needs `bs` of at least 512 bytes for its header");
-            }
-            if self.time_based {
-                bail!(
-                    "`verify` cannot be combined with `time_based` (blocks would be overwritten)"
-                );
-            }
-        }
-        if self.fsync > 0 && !self.rw.writes() {
-            bail!("`fsync` only applies to jobs that write");
-        }
-        Ok(())
-    }
-
     /// Percent of I/Os that are reads.
     pub fn read_percent(&self) -> u32 {
         match self.rw {
