@@ -238,6 +238,20 @@ fn one_boot_per_side_is_inconclusive_unless_allowed() {
 }
 
 #[test]
+fn compare_json_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = boots(tmp.path(), "base", 1.0);
+    let slower = boots(tmp.path(), "slower", 0.5);
+    let out = compare(&base, &slower, &["--fail-if", "slower", "--json"]);
+    assert_eq!(code(&out), 6, "{}", describe(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(json["schema"], 1, "{json}");
+    assert_eq!(json["command"], "compare", "{json}");
+    assert_eq!(json["gate"]["status"], "fail", "{json}");
+    assert!(json["report"].is_object(), "{json}");
+}
+
+#[test]
 fn report_gate_and_json_schema() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = copy(tmp.path(), "r");

@@ -213,3 +213,34 @@ fn a_run_until_ci_ended_is_finished_even_when_the_restore_fails() {
         "{stderr}"
     );
 }
+
+/// `mmcab run --json` of a plan with configs: one document with its schema number, the
+/// results directory and the recorded rows.
+#[test]
+fn run_json_is_one_document_with_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(dir.path());
+    let out_dir = dir.path().join("res");
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&plan)
+        .arg("--device")
+        .arg(dir.path().join("target.img"))
+        .args(["--repeat", "1", "--json", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(json["schema"], 1, "{json}");
+    assert_eq!(json["results_dir"], out_dir.to_str().unwrap(), "{json}");
+    let runs = json["runs"].as_array().expect("runs");
+    let group: Vec<_> = runs.iter().filter(|r| r["job"] == GROUP_JOB).collect();
+    assert_eq!(
+        group.len(),
+        2 * 2,
+        "2 configs x 2 workloads x 1 repetition: {json}"
+    );
+    assert!(group.iter().all(|r| r["mb_per_s"].as_f64().unwrap() > 0.0));
+}
