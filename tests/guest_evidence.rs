@@ -72,6 +72,12 @@ fn cmd23_ab_on_linux_7_shows_the_driver_followed_and_restores() {
     let script = format!(
         "cat {CAPS} > /out/caps-before; cat {QUEUE}/max_sectors_kb > /out/max_sectors_kb
 mmcab knobs /dev/mmcblk0 --json > /out/knobs.json
+# Another process holds the disk open: the rebind that cmd23=off needs is refused.
+sleep 600 < /dev/mmcblk0 & holder=$!
+mmcab run /workloads/cmd23-ab.toml --device /dev/mmcblk0 --allow-write --repeat 1 \
+    --out /out/held > /dev/null 2> /out/held.err
+echo $? > /out/held.status
+kill $holder; cat {CAPS} > /out/caps-held; ls /sys/block > /out/block-held
 mmcab run /workloads/cmd23-ab.toml --device /dev/mmcblk0 --allow-write --repeat 2 \
     --out /out/res 2> /out/run.err
 echo $? > /out/run.status
@@ -93,6 +99,19 @@ mmcab report /out/res > /out/mail.txt 2> /out/report.err
         "{err}\n{}",
         run.report()
     );
+
+    // While another process holds the disk, switching CMD23 (an mmcblk rebind, which
+    // deletes and re-creates the disk) is refused, naming the holder; nothing changed.
+    let held = run.out_text("held.err");
+    assert_ne!(run.out_text("held.status").trim(), "0", "{held}");
+    assert!(
+        held.contains("refusing to rebind the block driver of mmc0:0001")
+            && held.contains("sleep (pid ")
+            && held.contains("stop what uses it and retry"),
+        "{held}"
+    );
+    assert_eq!(run.out_text("caps-held"), run.out_text("caps-before"));
+    assert!(run.out_text("block-held").contains("mmcblk0"));
 
     // Verified before every run by a probe read through the trace.
     for (n, config, value) in [(1, "cmd23-on", "on"), (2, "cmd23-off", "off")] {
