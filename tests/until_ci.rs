@@ -63,21 +63,31 @@ time_based = true
     path
 }
 
+/// `mmcab run PLAN --device DIR/target.img ARGS... --out OUT`.
+fn run_plan(dir: &Path, plan: &Path, args: &[&str], out_dir: &Path) -> std::process::Output {
+    Command::new(MMCAB)
+        .arg("run")
+        .arg(plan)
+        .arg("--device")
+        .arg(dir.join("target.img"))
+        .args(args)
+        .arg("--out")
+        .arg(out_dir)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn workloads_stop_together_once_their_ci_is_narrow_enough() {
     let dir = tempfile::tempdir().unwrap();
     let plan = plan(dir.path());
     let out_dir = dir.path().join("res");
-    let target = dir.path().join("target.img");
-    let out = Command::new(MMCAB)
-        .arg("run")
-        .arg(&plan)
-        .arg("--device")
-        .arg(&target)
-        .args(["--until-ci", "100", "--max-repeat", "6", "--out"])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = run_plan(
+        dir.path(),
+        &plan,
+        &["--until-ci", "100", "--max-repeat", "6"],
+        &out_dir,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -181,15 +191,12 @@ fn a_run_until_ci_ended_is_finished_even_when_the_restore_fails() {
     assert_ne!(failing, text);
     std::fs::write(&plan, failing).unwrap();
     let out_dir = dir.path().join("res");
-    let out = Command::new(MMCAB)
-        .arg("run")
-        .arg(&plan)
-        .arg("--device")
-        .arg(dir.path().join("target.img"))
-        .args(["--until-ci", "100", "--max-repeat", "6", "--out"])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = run_plan(
+        dir.path(),
+        &plan,
+        &["--until-ci", "100", "--max-repeat", "6"],
+        &out_dir,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     let groups = std::fs::read_to_string(out_dir.join("runs.csv"))
@@ -221,15 +228,7 @@ fn run_json_is_one_document_with_its_schema() {
     let dir = tempfile::tempdir().unwrap();
     let plan = plan(dir.path());
     let out_dir = dir.path().join("res");
-    let out = Command::new(MMCAB)
-        .arg("run")
-        .arg(&plan)
-        .arg("--device")
-        .arg(dir.path().join("target.img"))
-        .args(["--repeat", "1", "--json", "--out"])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = run_plan(dir.path(), &plan, &["--repeat", "1", "--json"], &out_dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
