@@ -121,6 +121,44 @@ fn summary_csv_is_tidy() {
     assert_eq!(json["baseline"], "max-sectors-512k");
 }
 
+/// `--correction holm` controls the family-wise error rate instead: the report says so,
+/// and no q is below Benjamini-Hochberg's for the same test (Holm is the stricter one).
+#[test]
+fn holm_is_said_and_never_less_strict_than_benjamini_hochberg() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let q_of = |args: &[&str], name: &str| -> (String, f64) {
+        let dir = fixture_copy(tmp.path(), name);
+        let d = dir.to_str().expect("utf-8");
+        let out = mmcab(&[&["report", d][..], args].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let csv = std::fs::read_to_string(dir.join("report/summary.csv")).expect("csv");
+        let header: Vec<&str> = csv.lines().next().expect("header").split(',').collect();
+        let row: Vec<&str> = csv
+            .lines()
+            .find(|r| r.starts_with("max-sectors-16k,seq-write,write,mb_per_s,"))
+            .expect("seq-write row")
+            .split(',')
+            .collect();
+        let q = header.iter().position(|c| *c == "q").expect("q column");
+        (
+            String::from_utf8(out.stdout).expect("utf-8"),
+            row[q].parse().expect("q"),
+        )
+    };
+    let (bh_text, bh) = q_of(&[], "bh");
+    let (holm_text, holm) = q_of(&["--correction", "holm"], "holm");
+    assert!(bh_text.contains("Benjamini-Hochberg"), "{bh_text}");
+    assert!(
+        holm_text.contains("Holm") && holm_text.contains("family-wise error rate 5%"),
+        "{holm_text}"
+    );
+    assert!(holm >= bh && holm > 0.019, "holm q {holm}, BH q {bh}");
+}
+
 #[test]
 fn report_baseline_option_is_checked() {
     let tmp = tempfile::tempdir().expect("tempdir");
