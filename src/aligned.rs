@@ -36,3 +36,17 @@ impl AlignedBuf {
         self.len == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_aligned() {
+        for len in [512, 4096, 1 << 20] {
+            let b = AlignedBuf::new(len, 512);
+            assert_eq!(b.as_slice().as_ptr() as usize % BUFFER_ALIGN, 0);
+            assert_eq!(b.len(), len);
+        }
+    }
+}

@@ -5,7 +5,7 @@
 
 use super::align::ReadTimer;
 use super::open_au::{WriteTimer, PATTERN};
-use crate::workload::buffer::AlignedBuf;
+use crate::aligned::AlignedBuf;
 use crate::workload::target::{Target, TargetKind};
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};

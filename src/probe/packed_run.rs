@@ -3,6 +3,7 @@
 //! status and the region back, judge, put everything back.
 
 use super::packed::{BlockCheck, ENTRY_BYTES};
+use crate::aligned::AlignedBuf;
 use crate::device::ioctl::{self, SwitchIndex, CMD_SET_NORMAL};
 use crate::device::mmc_io::MmcIo;
 use crate::device::packed::{
@@ -10,7 +11,7 @@ use crate::device::packed::{
 };
 use crate::device::raw_access::RawAccess;
 use crate::device::transfer;
-use crate::workload::buffer::{check_block, fill_pattern, stamp_block, AlignedBuf};
+use crate::workload::buffer::{check_block, fill_pattern, stamp_block};
 use crate::workload::spec::Pattern;
 use anyhow::{Context, Result};
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! The data pattern of I/O buffers ([`AlignedBuf`], aligned for O_DIRECT) and the verify
+//! The data pattern of I/O buffers ([`crate::aligned::AlignedBuf`]) and the verify
 //! header written at the start of every block when a job has `verify = true`.
 //!
 //! Verify block layout (little endian): bytes 0..8 magic `MMCABVFY`, 8..16 byte offset
@@ -7,7 +7,6 @@
 //! out. The rest is the job's pattern.
 
 use super::spec::Pattern;
-pub use crate::aligned::{AlignedBuf, BUFFER_ALIGN};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -114,15 +113,6 @@ pub fn describe_damage(block: &[u8], written: &[u8], offset: u64, run_id: u64) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn buffers_are_aligned() {
-        for len in [512, 4096, 1 << 20] {
-            let b = AlignedBuf::new(len, 512);
-            assert_eq!(b.as_slice().as_ptr() as usize % BUFFER_ALIGN, 0);
-            assert_eq!(b.len(), len);
-        }
-    }
 
     #[test]
     fn stamped_blocks_verify_and_corruption_is_seen() {

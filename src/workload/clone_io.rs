@@ -2,11 +2,12 @@
 //! stop flags, the write side (verify headers, fsync every N writes), the read-side
 //! verify check, and the read-back of everything written when the job verifies.
 
-use super::buffer::{check_block, describe_damage, fill_pattern, stamp_block, AlignedBuf};
+use super::buffer::{check_block, describe_damage, fill_pattern, stamp_block};
 use super::io_error::{IoFailure, IoOp};
 use super::job::ClonePlan;
 use super::result::{Direction, VerifyReport};
 use super::Cancelled;
+use crate::aligned::AlignedBuf;
 use anyhow::Result;
 use std::fs::File;
 use std::os::unix::fs::FileExt;

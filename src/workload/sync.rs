@@ -1,11 +1,12 @@
 //! The sync engine: one pread/pwrite at a time per job clone (fio's `psync`).
 
-use super::buffer::{fill_pattern, AlignedBuf};
+use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
 use super::measure::Recorder;
 use super::offsets::OffsetGen;
 use super::result::Direction;
 use super::spec::Pattern;
+use crate::aligned::AlignedBuf;
 use anyhow::Result;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;

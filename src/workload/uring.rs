@@ -7,13 +7,14 @@
 //! [`linux_uapi::uring::Ring`], which keeps the raw code that hands memory to the kernel
 //! out of this crate: this file is safe code.
 
-use super::buffer::{fill_pattern, BUFFER_ALIGN};
+use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
 use super::io_error::{IoFailure, IoOp};
 use super::measure::Recorder;
 use super::offsets::OffsetGen;
 use super::result::Direction;
 use super::spec::Pattern;
+use crate::aligned::BUFFER_ALIGN;
 use anyhow::{anyhow, Result};
 use linux_uapi::uring::Ring;
 use std::time::Instant;
