@@ -97,28 +97,30 @@ fn summary_csv_is_tidy() {
     let rows: Vec<&str> = lines.collect();
     // 2 configs x 5 workloads x 4 metrics (mb_per_s, iops, lat_mean_us, lat_p99_us).
     assert_eq!(rows.len(), 40);
-    let column = |name: &str| {
-        header
-            .split(',')
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("no column {name}: {header}"))
-    };
-    let seq_write: Vec<&str> = rows
-        .iter()
-        .find(|r| r.starts_with("max-sectors-16k,seq-write,write,mb_per_s,"))
-        .expect("seq-write row")
-        .split(',')
-        .collect();
     // p = 0.019 alone: slower; adjusted over the report's 20 tests (q = 0.127): not.
-    let number = |name: &str| -> f64 { seq_write[column(name)].parse().expect(name) };
-    assert!((number("p") - 0.019).abs() < 0.001, "{seq_write:?}");
-    assert!((number("q") - 0.1268).abs() < 0.001, "{seq_write:?}");
-    assert_eq!(seq_write[column("verdict")], "no significant change");
+    let number = |name: &str| -> f64 { seq_write_cell(&csv, name).parse().expect(name) };
+    assert!((number("p") - 0.019).abs() < 0.001, "{csv}");
+    assert!((number("q") - 0.1268).abs() < 0.001, "{csv}");
+    assert_eq!(seq_write_cell(&csv, "verdict"), "no significant change");
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("report/report.json")).expect("json"),
     )
     .expect("valid JSON");
     assert_eq!(json["baseline"], "max-sectors-512k");
+}
+
+/// The `name` column of summary.csv's max-sectors-16k seq-write MB/s row.
+fn seq_write_cell(csv: &str, name: &str) -> String {
+    let header = csv.lines().next().expect("header");
+    let column = header
+        .split(',')
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("no column {name}: {header}"));
+    let row = csv
+        .lines()
+        .find(|r| r.starts_with("max-sectors-16k,seq-write,write,mb_per_s,"))
+        .expect("seq-write row");
+    row.split(',').nth(column).expect("cell").to_string()
 }
 
 /// `--correction holm` controls the family-wise error rate instead: the report says so,
@@ -136,17 +138,9 @@ fn holm_is_said_and_never_less_strict_than_benjamini_hochberg() {
             String::from_utf8_lossy(&out.stderr)
         );
         let csv = std::fs::read_to_string(dir.join("report/summary.csv")).expect("csv");
-        let header: Vec<&str> = csv.lines().next().expect("header").split(',').collect();
-        let row: Vec<&str> = csv
-            .lines()
-            .find(|r| r.starts_with("max-sectors-16k,seq-write,write,mb_per_s,"))
-            .expect("seq-write row")
-            .split(',')
-            .collect();
-        let q = header.iter().position(|c| *c == "q").expect("q column");
         (
             String::from_utf8(out.stdout).expect("utf-8"),
-            row[q].parse().expect("q"),
+            seq_write_cell(&csv, "q").parse().expect("q"),
         )
     };
     let (bh_text, bh) = q_of(&[], "bh");
