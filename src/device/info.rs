@@ -40,6 +40,10 @@ pub struct DeviceInfo {
     /// e.g. `mmc0`.
     pub host: String,
     pub host_caps: HostCapsText,
+    /// The driver of the host, its module and the module's parameters (absent when the
+    /// host device has no driver bound, and in meta.json of older mmcab versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_driver: Option<HostDriver>,
     pub identity: Option<Identity>,
     pub identity_error: Option<String>,
     pub ios: Option<IosInfo>,
@@ -202,6 +206,66 @@ fn by_name<V>(fields: Vec<(&'static str, V)>) -> BTreeMap<String, V> {
 pub struct HostCapsText {
     pub caps: Option<String>,
     pub caps2: Option<String>,
+}
+
+/// The driver of the card's MMC host as sysfs shows it, for any host alike: the host
+/// device (`/sys/class/mmc_host/<host>/device`), its `driver` link and that driver's
+/// `module` link into `/sys/module`, with the module's parameters and version. What a
+/// driver patch or a driver's tunables change, recorded so that reports name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostDriver {
+    /// Built into the kernel: no `module` link, or a `/sys/module` entry of a built-in
+    /// driver (no `initstate`; it holds the parameters all the same).
+    pub builtin: bool,
+    /// The host device as sysfs names it, e.g. `1e750100.sdhci`.
+    pub device: String,
+    /// The driver's name (the `driver` link's basename), e.g. `sdhci-aspeed`.
+    pub driver: String,
+    /// The module's name (the `driver/module` link's basename), e.g. `sdhci_of_aspeed`;
+    /// None when the driver has no module link.
+    pub module: Option<String>,
+    /// Every readable file of `/sys/module/<module>/parameters`: name -> content,
+    /// trimmed (empty without a module).
+    pub parameters: BTreeMap<String, String>,
+    /// `/sys/module/<module>/srcversion`, if present.
+    pub srcversion: Option<String>,
+    /// `/sys/module/<module>/version` (MODULE_VERSION), if present.
+    pub version: Option<String>,
+}
+
+impl HostDriver {
+    /// The driver and where it comes from: `emmcsim (module emmcsim 1.0)`,
+    /// `sdhci-aspeed (built in)`, `sdhci-aspeed (built in as sdhci_of_aspeed)`.
+    pub fn summary(&self) -> String {
+        format!("{} ({})", self.driver, self.origin())
+    }
+
+    /// [`HostDriver::summary`] with the number of module parameters, as `mmcab info`
+    /// shows it: `emmcsim (module emmcsim 1.0, 17 parameters)`.
+    pub fn summary_with_parameters(&self) -> String {
+        let count = match self.parameters.len() {
+            _ if self.module.is_none() => String::new(),
+            0 => ", no parameters".to_string(),
+            1 => ", 1 parameter".to_string(),
+            n => format!(", {n} parameters"),
+        };
+        format!("{} ({}{count})", self.driver, self.origin())
+    }
+
+    /// `module emmcsim 1.0`, `built in`, `built in as sdhci_of_aspeed`.
+    pub fn origin(&self) -> String {
+        let mut text = match (&self.module, self.builtin) {
+            (None, _) => "built in".to_string(),
+            (Some(m), true) if *m == self.driver => "built in".to_string(),
+            (Some(m), true) => format!("built in as {m}"),
+            (Some(m), false) => format!("module {m}"),
+        };
+        if let Some(v) = &self.version {
+            text.push(' ');
+            text.push_str(v);
+        }
+        text
+    }
 }
 
 /// Where the facts came from (see [`MmcPaths`]).

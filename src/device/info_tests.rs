@@ -131,3 +131,50 @@ fn info_from_capture_tree_agrees_with_its_sysfs_and_debugfs() {
     assert!(text.contains("read via debugfs"), "{text}");
     assert!(text.contains("[212] SEC_COUNT"), "{text}");
 }
+
+/// The capture's tree with its host device bound to a driver loaded as a module with
+/// two parameters (a fixture tree: the links laid out as the kernel lays them out).
+#[test]
+fn host_driver_from_capture_tree_goes_into_json_and_text() {
+    use std::os::unix::fs::symlink;
+    let cap = Capture::load("cap-linux7-bus8.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let paths = cap.paths_in_tree(dir.path());
+    let without = DeviceInfo::read(&paths).unwrap();
+    assert_eq!(without.host_driver, None);
+    assert!(!printed(&without).contains("host_driver"));
+    let host = paths.card_sysfs.parent().unwrap();
+    let device = host.parent().unwrap().parent().unwrap();
+    let sys = dir.path().join("sys");
+    symlink("../..", host.join("device")).unwrap();
+    let drv = sys.join("bus/platform/drivers/simhost");
+    std::fs::create_dir_all(&drv).unwrap();
+    symlink(&drv, device.join("driver")).unwrap();
+    let module = sys.join("module/simhost");
+    std::fs::create_dir_all(module.join("parameters")).unwrap();
+    std::fs::write(module.join("initstate"), "live\n").unwrap();
+    std::fs::write(module.join("version"), "1.0\n").unwrap();
+    std::fs::write(module.join("parameters/cmd_ns"), "500\n").unwrap();
+    std::fs::write(module.join("parameters/seed"), "7\n").unwrap();
+    symlink(&module, drv.join("module")).unwrap();
+
+    let info = DeviceInfo::read(&paths).unwrap();
+    let hd = info.host_driver.as_ref().expect("host driver read");
+    assert_eq!(hd.device, "1e750100.sdhci");
+    assert_eq!(
+        (hd.driver.as_str(), hd.module.as_deref()),
+        ("simhost", Some("simhost"))
+    );
+    assert_eq!(hd.parameters.len(), 2);
+    let json: serde_json::Value = serde_json::from_str(&printed(&info)).unwrap();
+    assert_eq!(json["host_driver"]["parameters"]["cmd_ns"], "500");
+    assert_eq!(json["host_driver"]["version"], "1.0");
+    assert_eq!(json["host_driver"]["builtin"], false);
+    let back: DeviceInfo = serde_json::from_value(json).unwrap();
+    assert_eq!(back, info);
+    let text = crate::device::render::human(&info);
+    assert!(
+        text.contains("\n  host driver simhost (module simhost 1.0, 2 parameters)\n"),
+        "{text}"
+    );
+}

@@ -9,6 +9,7 @@
 //! - [`info`]: [`DeviceInfo`], all of it in one typed value (`mmcab info --json`,
 //!   meta.json's `device`); [`probe`]: reading it from the kernel; [`render`]: its
 //!   human form
+//! - [`host_driver`]: the host's driver, its module and the module's parameters
 //! - [`sysfs`]: reading kernel attribute files
 //! - data commands through the ioctl: [`raw_access`] (may mmcab, and how: addressing,
 //!   limits), [`transfer`] (which commands), [`mmc_io`] (sending them), [`packed`] (the
@@ -23,6 +24,7 @@ pub mod cid;
 pub mod discover;
 pub mod ext_csd;
 pub mod ext_csd_table;
+pub mod host_driver;
 pub mod info;
 pub mod ioctl;
 pub mod ios;

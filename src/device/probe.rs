@@ -4,6 +4,7 @@
 use super::capabilities::{capabilities, kernel_release, Evidence};
 use super::cid::{decode_csd, decode_mmc, decode_sd, Csd};
 use super::ext_csd::{read_ext_csd, ExtCsd, ExtCsdSource};
+use super::host_driver::read_host_driver;
 use super::info::{
     DeviceInfo, ExtCsdInfo, HostCapsText, Identity, InfoPaths, IosInfo, INFO_SCHEMA,
 };
@@ -109,6 +110,13 @@ fn read_identity(
     })
 }
 
+/// The host's class directory (what `/sys/class/mmc_host/<host>` links to): the parent
+/// of the card's sysfs directory, resolved.
+fn host_class_dir(paths: &MmcPaths) -> Option<std::path::PathBuf> {
+    let card = std::fs::canonicalize(&paths.card_sysfs).ok()?;
+    card.parent().map(Path::to_path_buf)
+}
+
 impl DeviceInfo {
     /// Reads everything `mmcab info` shows about the card at `paths`. Parts that cannot
     /// be read are `None` with the reason; only a node the user may not open fails.
@@ -161,6 +169,7 @@ impl DeviceInfo {
             ext_csd_error,
             host: paths.host.clone(),
             host_caps,
+            host_driver: host_class_dir(paths).and_then(|dir| read_host_driver(&dir)),
             identity,
             identity_error,
             ios: ios.as_ref().map(IosInfo::from),

@@ -38,6 +38,9 @@ fn header(o: &mut String, info: &DeviceInfo) {
         info.paths.card_sysfs.display(),
         info.paths.host_debugfs.display()
     );
+    if let Some(driver) = &info.host_driver {
+        let _ = writeln!(o, "  host driver {}", driver.summary_with_parameters());
+    }
 }
 
 fn identity(o: &mut String, id: Option<&Identity>, error: Option<&str>) {
