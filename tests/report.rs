@@ -456,3 +456,103 @@ fn bar_charts_are_legible_for_one_two_and_three_configs() {
         }
     }
 }
+
+/// A writable copy of the emulated eMMC's results dir (tests/fixtures/results-emmc-cmd23)
+/// whose meta.json records the host's driver as `mmcab info` reads it now: a module
+/// with a version and parameters (made up for the test: the fixture predates the
+/// record).
+fn emmc_with_host_driver(tmp: &Path, name: &str, cmd_ns: &str) -> PathBuf {
+    let dir = tmp.join(name);
+    copy_dir(&root().join("tests/fixtures/results-emmc-cmd23"), &dir);
+    set_meta(&dir, |m| {
+        m["label"] = name.into();
+        m["device"]["host_driver"] = serde_json::json!({
+            "builtin": false,
+            "device": "simhost.0",
+            "driver": "simhost",
+            "module": "simhost",
+            "parameters": {"cmd_ns": cmd_ns, "seed": "1"},
+            "srcversion": "0123456789ABCDEF0123456",
+            "version": "1.0",
+        });
+    });
+    dir
+}
+
+/// The host's driver recorded in meta.json is named in every report's header: one line
+/// after the kernel in the mail text, the module's parameters in full in report.md and
+/// report.json. (Without the record, the pinned reports of the fixtures show none.)
+#[test]
+fn report_names_the_host_driver_recorded_in_meta_json() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = emmc_with_host_driver(tmp.path(), "r", "500");
+    let text = cli::ok(mmcab(&["report", dir.to_str().expect("utf-8")]));
+    assert_mail_text(&text);
+    assert!(
+        text.contains(
+            "\nKernel: 7.2.13+deb14-armmp (label r)\n\
+             Host: mmc0, driver simhost (module simhost 1.0)\nPlan: cmd23-ab,"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("cmd_ns"),
+        "parameters stay out of the mail: {text}"
+    );
+    let md = std::fs::read_to_string(dir.join("report/report.md")).expect("report.md");
+    assert!(
+        md.contains(
+            "- **Host:** mmc0, driver simhost (module simhost 1.0)\n\
+             - **Plan:** cmd23-ab,"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "- **Host driver parameters** (simhost, module simhost 1.0, srcversion \
+             0123456789ABCDEF0123456):\n  - `cmd_ns` = 500\n  - `seed` = 1\n"
+        ),
+        "{md}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("report/report.json")).expect("report.json"),
+    )
+    .expect("valid JSON");
+    assert_eq!(json["hosts"][0]["host"], "mmc0");
+    assert_eq!(json["hosts"][0]["driver"]["parameters"]["cmd_ns"], "500");
+    assert_eq!(
+        json["header"][2],
+        serde_json::json!(["Host", "mmc0, driver simhost (module simhost 1.0)"])
+    );
+}
+
+/// Other module parameters on the two sides are what an A/B of a driver parameter is:
+/// compared (no --force), with a warning listing them and a header naming each side's.
+#[test]
+fn compare_warns_about_other_host_driver_parameters() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = emmc_with_host_driver(tmp.path(), "fast", "500");
+    let b = emmc_with_host_driver(tmp.path(), "slow", "900");
+    let out = mmcab(&[
+        "compare",
+        a.to_str().expect("utf-8"),
+        b.to_str().expect("utf-8"),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let text = cli::ok(out);
+    assert_mail_text(&text);
+    assert!(
+        err.contains(
+            "mmcab: warning: host driver module parameters differ from fast to slow: \
+             cmd_ns 500 -> 900 (compared all the same)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("WARNING"), "not a --force difference: {err}");
+    assert!(
+        text.contains(
+            "Hosts: fast = mmc0, driver simhost (module simhost 1.0); slow = the same\n        but cmd_ns=900\n"
+        ),
+        "{text}"
+    );
+}

@@ -174,6 +174,7 @@ pub fn build(
         ));
     }
     describe(&mut report, sides);
+    super::host::describe_sides(&mut report, sides);
     report.notes = problems
         .into_iter()
         .map(|p| format!("COMPARED WITH --force: {p}"))

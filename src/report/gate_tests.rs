@@ -18,6 +18,7 @@ fn report(metric: Metric, a: &[f64], b: &[f64]) -> Report {
     Report {
         title: String::new(),
         header: Vec::new(),
+        hosts: Vec::new(),
         setup: Vec::new(),
         caption: String::new(),
         configs,

@@ -38,6 +38,7 @@ fn header(out: &mut String, report: &Report) {
     for (key, value) in &report.header {
         out.push_str(&format!("- **{key}:** {value}\n"));
     }
+    super::host::markdown(out, report);
     for section in &report.setup {
         out.push_str(&format!("- **{}**\n", section.title.trim_end_matches(':')));
         for line in &section.lines {

@@ -9,7 +9,7 @@
 //! adjusts the p-values of a report together. [`lava`] writes LAVA test-case signals,
 //! [`gate`] turns the model's verdicts into a CI pass/fail, [`baseline`] keeps baselines
 //! per device identity. [`evidence`] is the kernel evidence beside the numbers (mail
-//! lines, markdown section).
+//! lines, markdown section). [`host`] names the MMC host's driver and its parameters.
 
 pub mod across;
 pub mod baseline;
@@ -20,6 +20,7 @@ pub mod correction;
 pub mod csv;
 pub mod evidence;
 pub mod gate;
+pub mod host;
 pub mod json;
 pub mod lava;
 pub mod load;
@@ -228,6 +229,8 @@ pub fn compare(opts: &CompareOptions) -> Result<Written> {
         Sides::two(load_all(&opts.base)?, load_all(&opts.new)?)
     };
     let mut warned = warnings();
+    // Other drivers or driver parameters are what an A/B of a driver is: said, not refused.
+    warned.extend(host::warnings(&sides));
     // Only a pair of single boots uses a calibration.
     let single = |side: usize| sides.of(side).count() == 1;
     let wanted = single(0) && (1..sides.names.len()).any(single);

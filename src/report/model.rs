@@ -117,6 +117,10 @@ pub struct Report {
     pub title: String,
     /// `Key: value` lines after the title (device, kernel, plan, runs).
     pub header: Vec<(String, String)>,
+    /// The MMC host's driver as meta.json recorded it (`device.host_driver`), one per
+    /// different record in a comparison; empty when none was recorded (older mmcab).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<RecordedHost>,
     /// What was run, after the header (empty for published numbers).
     pub setup: Vec<SetupSection>,
     /// One line for chart captions: device, kernel, n.
@@ -139,6 +143,18 @@ pub struct Report {
     pub tests: usize,
     /// Set when the report compares results directories as boots.
     pub boots: Option<Boots>,
+}
+
+/// The MMC host and its driver as a results directory's meta.json recorded them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordedHost {
+    /// In a comparison: the sides (or boots) that recorded it; empty in the report of
+    /// one results directory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by: Vec<String>,
+    /// e.g. `mmc0`.
+    pub host: String,
+    pub driver: crate::device::info::HostDriver,
 }
 
 /// The boots of a comparison across boots.

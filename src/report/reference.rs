@@ -164,6 +164,7 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         evidence: Vec::new(),
         title: "Published numbers as an mmcab report (single values, n = 1)".to_string(),
         header,
+        hosts: Vec::new(),
         setup: Vec::new(),
         caption,
         configs,

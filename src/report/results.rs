@@ -282,6 +282,7 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
                 ),
             ),
         ],
+        hosts: Vec::new(),
         setup: vec![
             super::setup::config_section(meta, &configs),
             super::setup::workload_section(meta, &workloads),
@@ -308,6 +309,7 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
             meta.order
         ),
     ));
+    super::host::describe_dir(&mut report, dir);
     report.caption = format!("{device} | Linux {kernel} | {}", report.n_text());
     Ok(report)
 }

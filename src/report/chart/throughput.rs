@@ -187,6 +187,7 @@ mod tests {
         let report = crate::report::model::Report {
             title: String::new(),
             header: Vec::new(),
+            hosts: Vec::new(),
             setup: Vec::new(),
             caption: String::new(),
             configs: vec!["a".into()],
