@@ -6,7 +6,8 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 /// eMMC (JEDEC) manufacturer IDs. Sources: the kernel's CID_MANFID_* quirk constants
-/// (drivers/mmc/core/card.h), mmc-utils lsmmc, vendor datasheets. 0xAA is QEMU's model.
+/// (drivers/mmc/core/card.h), mmc-utils lsmmc, vendor datasheets. 0xAA is QEMU's model;
+/// 0xEE is the testbed's simulated card (testbed/emmcsim), not a JEDEC assignment.
 pub const EMMC_MANUFACTURERS: &[(u32, &str)] = &[
     (0x00, "SanDisk"),
     (0x02, "SanDisk"),
@@ -30,6 +31,7 @@ pub const EMMC_MANUFACTURERS: &[(u32, &str)] = &[
     (0x9b, "YMTC"),
     (0xaa, "QEMU (emulated)"),
     (0xd6, "Foresee/Longsys"),
+    (0xee, "emmcsim (simulated)"),
     (0xf4, "Biwin"),
     (0xfe, "Micron (Numonyx)"),
 ];

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * emmcsim card: the command state machine of an eMMC 5.1 (JESD84-B51) as the Linux mmc
+ * core drives it, reads and writes against the store, packed commands (6.6.29), erase,
+ * and the time each command takes in the timing model (README.md, "Timing model").
+ *
+ * Busy is part of the command that causes it: an R1b command, a write's programming,
+ * complete only when the card would release DAT0 (the host has
+ * MMC_CAP_WAIT_WHILE_BUSY), so the CMD13 after a write finds the card in TRAN.
+ */
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/mmc/mmc.h>
+#include <linux/scatterlist.h>
+#include <linux/string.h>
+
+#include "emmcsim.h"
+
+#define SECTOR		512
+#define OCR_READY	BIT(31)
+#define OCR_SECTOR_MODE	BIT(30)
+/* 2.7-3.6 V and 1.70-1.95 V (JESD84-B51 table 54), sector mode */
+#define SIM_OCR		(OCR_SECTOR_MODE | 0x00ff8080)
+
+/* --- timing --- */
+
+static unsigned int bus_clock(const struct emmcsim_bus *bus)
+{
+	return bus->clock ? bus->clock : 400000;
+}
+
+/* A command: its bits on the CMD line (48, and 48 or 136 back) plus cmd_ns. */
+u64 emmcsim_cmd_ns(const struct emmcsim_bus *bus, unsigned int resp_bits)
+{
+	return emmcsim_param(P_CMD_NS) +
+		div_u64((u64)(48 + resp_bits) * NSEC_PER_SEC, bus_clock(bus));
+}
+
+/*
+ * Data on the DAT lines: per block its bits over the width, plus start bit, 16-bit CRC
+ * and end bit on each line (18 clocks), at the clock the core set (SDR).
+ */
+u64 emmcsim_bus_ns(const struct emmcsim_bus *bus, unsigned int blksz, unsigned int blocks)
+{
+	u64 clocks = (u64)blocks * (blksz * 8 / bus->width + 18);
+
+	return div_u64(clocks * NSEC_PER_SEC, bus_clock(bus));
+}
+
+static u64 per_kib(enum emmcsim_param_id id, u64 bytes)
+{
+	return div_u64(bytes * emmcsim_param(id), 1024);
+}
+
+/* --- status --- */
+
+static bool exception_pending(const struct emmcsim_card *card)
+{
+	/* URGENT_BKOPS (bit 0) is always enabled; the rest by EXCEPTION_EVENTS_CTRL. */
+	return card->ext_csd[EXT_CSD_EXP_EVENTS_STATUS] &
+		(card->ext_csd[EXT_CSD_EXP_EVENTS_CTRL] | 0x01);
+}
+
+/* R1 as the card reports it now; the clear-on-read bits are cleared. */
+static u32 r1(struct emmcsim_card *card, u32 state)
+{
+	u32 status = card->pending | (state << 9) | R1_READY_FOR_DATA;
+
+	if (exception_pending(card))
+		status |= R1_EXCEPTION_EVENT;
+	card->pending = 0;
+	return status;
+}
+
+/* --- data commands --- */
+
+static bool card_range_ok(const struct emmcsim_card *card, u64 sector, u64 blocks)
+{
+	return sector < card->sectors && blocks <= card->sectors - sector;
+}
+
+static void packed_status(struct emmcsim_card *card, u8 status, u8 index)
+{
+	card->ext_csd[EXT_CSD_PACKED_CMD_STATUS] = status;
+	card->ext_csd[EXT_CSD_PACKED_FAILURE_INDEX] = index;
+	if (status) {
+		card->ext_csd[EXT_CSD_EXP_EVENTS_STATUS] |= PACKED_FAILURE_EVENT;
+		card->pending |= R1_ERROR;
+	}
+}
+
+/* Reads the header and its entries; 0, or the generic packed error. */
+static int packed_header(struct emmcsim_card *card, struct mmc_data *data, u8 *rw,
+			 unsigned int *n, struct emmcsim_packed_entry *e)
+{
+	__le32 hdr[SECTOR / 4];
+	unsigned int i, max;
+	u32 w0;
+
+	if (sg_pcopy_to_buffer(data->sg, data->sg_len, hdr, SECTOR, 0) != SECTOR)
+		return -EINVAL;
+	w0 = le32_to_cpu(hdr[0]);
+	*rw = (w0 >> 8) & 0xff;
+	*n = (w0 >> 16) & 0xff;
+	max = *rw == PACKED_HDR_WRITE ? card->ext_csd[500] : card->ext_csd[501];
+	if ((w0 & 0xff) != PACKED_HDR_VERSION ||
+	    (*rw != PACKED_HDR_WRITE && *rw != PACKED_HDR_READ) || !*n || *n > max)
+		return -EINVAL;
+	for (i = 0; i < *n; i++) {
+		e[i].blocks = le32_to_cpu(hdr[2 * (i + 1)]) & 0xffff;
+		e[i].addr = le32_to_cpu(hdr[2 * (i + 1) + 1]);
+		if (!e[i].blocks || !card_range_ok(card, e[i].addr, e[i].blocks))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static u64 packed_write(struct emmcsim_host *h, struct mmc_data *data, u32 count)
+{
+	struct emmcsim_card *card = &h->card;
+	struct emmcsim_packed_entry e[EMMCSIM_MAX_PACKED];
+	unsigned int n, i, blocks = 0, fail = emmcsim_param(P_FAIL_PACKED_ENTRY);
+	u64 ns = emmcsim_param(P_WRITE_ACCESS_NS);
+	size_t skip = SECTOR;
+	u8 rw;
+
+	if (packed_header(card, data, &rw, &n, e)) {
+		packed_status(card, PACKED_GENERIC_ERROR, 0);
+		return ns;
+	}
+	if (rw == PACKED_HDR_READ) {
+		/* The header of a packed read: the CMD18 that follows reads the entries. */
+		if (count != 1) {
+			packed_status(card, PACKED_GENERIC_ERROR, 0);
+			return ns;
+		}
+		memcpy(card->packed_read, e, n * sizeof(*e));
+		card->packed_read_n = n;
+		packed_status(card, 0, 0);
+		return emmcsim_param(P_CMD_NS);
+	}
+	for (i = 0; i < n; i++)
+		blocks += e[i].blocks;
+	if (blocks + 1 != count) {
+		packed_status(card, PACKED_GENERIC_ERROR, 0);
+		return ns;
+	}
+	h->stats.packed_writes++;
+	for (i = 0; i < n; i++) {
+		size_t len = (size_t)e[i].blocks * SECTOR;
+
+		if (i + 1 == fail ||
+		    emmcsim_store_write(&card->store, (u64)e[i].addr * SECTOR, data->sg,
+					data->sg_len, skip, len)) {
+			h->stats.packed_failures++;
+			packed_status(card, PACKED_GENERIC_ERROR | PACKED_INDEXED_ERROR, i + 1);
+			break;
+		}
+		h->stats.packed_write_entries++;
+		ns += emmcsim_param(P_PACKED_ENTRY_NS) + per_kib(P_PROGRAM_NS_PER_KIB, len);
+		skip += len;
+	}
+	if (i == n)
+		packed_status(card, 0, 0);
+	h->stats.write_blocks += blocks;
+	return ns;
+}
+
+static u64 packed_read(struct emmcsim_host *h, struct mmc_data *data, u32 count)
+{
+	struct emmcsim_card *card = &h->card;
+	unsigned int i, n = card->packed_read_n, blocks = 0;
+	u64 ns = emmcsim_param(P_READ_ACCESS_NS);
+	size_t skip = 0;
+
+	card->packed_read_n = 0;
+	for (i = 0; i < n; i++)
+		blocks += card->packed_read[i].blocks;
+	if (!n || blocks != count || blocks != data->blocks) {
+		packed_status(card, PACKED_GENERIC_ERROR, 0);
+		data->error = -EIO;
+		return ns;
+	}
+	h->stats.packed_reads++;
+	for (i = 0; i < n; i++) {
+		size_t len = (size_t)card->packed_read[i].blocks * SECTOR;
+
+		emmcsim_store_read(&card->store, (u64)card->packed_read[i].addr * SECTOR,
+				   data->sg, data->sg_len, skip, len);
+		ns += emmcsim_param(P_PACKED_ENTRY_NS) + per_kib(P_READ_NS_PER_KIB, len);
+		skip += len;
+		h->stats.packed_read_entries++;
+	}
+	packed_status(card, 0, 0);
+	h->stats.read_blocks += blocks;
+	return ns;
+}
+
+/* CMD17/18/24/25: returns the card's time besides the command itself. */
+static u64 data_command(struct emmcsim_host *h, struct mmc_command *cmd,
+			struct mmc_data *data, bool write)
+{
+	struct emmcsim_card *card = &h->card;
+	bool sbc = card->sbc_set;
+	u32 sbc_arg = card->sbc_arg;
+	size_t len;
+	u64 ns;
+	int err;
+
+	card->sbc_set = false;
+	if (!data || data->blksz != SECTOR) {
+		card->pending |= R1_BLOCK_LEN_ERROR;
+		if (data)
+			data->error = -EIO;
+		return 0;
+	}
+	len = (size_t)data->blocks * SECTOR;
+	ns = emmcsim_bus_ns(&h->bus, SECTOR, data->blocks);
+	if (write)
+		h->stats.write_cmds++;
+	else
+		h->stats.read_cmds++;
+	if (sbc && (sbc_arg & CMD23_PACKED) && cmd->opcode == MMC_WRITE_MULTIPLE_BLOCK) {
+		ns += packed_write(h, data, sbc_arg & 0xffff);
+		data->bytes_xfered = len;
+		return ns;
+	}
+	if (sbc && (sbc_arg & CMD23_PACKED) && cmd->opcode == MMC_READ_MULTIPLE_BLOCK) {
+		ns += packed_read(h, data, sbc_arg & 0xffff);
+		if (!data->error)
+			data->bytes_xfered = len;
+		return ns;
+	}
+	if (!card_range_ok(card, cmd->arg, data->blocks)) {
+		cmd->resp[0] |= R1_OUT_OF_RANGE;
+		data->error = -ETIMEDOUT;	/* the card sends no data */
+		return 0;
+	}
+	if (write) {
+		err = emmcsim_store_write(&card->store, (u64)cmd->arg * SECTOR, data->sg,
+					  data->sg_len, 0, len);
+		if (err) {
+			pr_warn_ratelimited("emmcsim: write at sector %u failed (%d): store_limit_mb %d reached?\n",
+					    cmd->arg, err, emmcsim_param(P_STORE_LIMIT_MB));
+			card->pending |= R1_ERROR;
+			data->error = -EIO;
+			return ns;
+		}
+		h->stats.write_blocks += data->blocks;
+		ns += emmcsim_param(P_WRITE_ACCESS_NS) + per_kib(P_PROGRAM_NS_PER_KIB, len);
+	} else {
+		emmcsim_store_read(&card->store, (u64)cmd->arg * SECTOR, data->sg,
+				   data->sg_len, 0, len);
+		h->stats.read_blocks += data->blocks;
+		ns += emmcsim_param(P_READ_ACCESS_NS) + per_kib(P_READ_NS_PER_KIB, len);
+	}
+	data->bytes_xfered = len;
+	return ns;
+}
+
+static u64 send_ext_csd(struct emmcsim_host *h, struct mmc_data *data)
+{
+	struct emmcsim_card *card = &h->card;
+
+	if (!data || data->blksz * data->blocks != SECTOR) {
+		if (data)
+			data->error = -EIO;
+		return 0;
+	}
+	sg_copy_from_buffer(data->sg, data->sg_len, card->ext_csd, SECTOR);
+	data->bytes_xfered = SECTOR;
+	/* The packed failure event is reported once: reading EXT_CSD clears it. */
+	card->ext_csd[EXT_CSD_EXP_EVENTS_STATUS] &= ~PACKED_FAILURE_EVENT;
+	return emmcsim_bus_ns(&h->bus, SECTOR, 1);
+}
+
+static u64 erase(struct emmcsim_host *h, u32 arg)
+{
+	struct emmcsim_card *card = &h->card;
+	u32 start = card->erase_start, end = card->erase_end;
+
+	/* ERASE (0), TRIM (1), DISCARD (3); no secure variants (SEC_FEATURE_SUPPORT) */
+	if ((arg != 0 && arg != 1 && arg != 3) || end < start ||
+	    !card_range_ok(card, start, (u64)end - start + 1)) {
+		card->pending |= R1_ERASE_PARAM;
+		return 0;
+	}
+	emmcsim_store_discard(&card->store, (u64)start * SECTOR,
+			      ((u64)end - start + 1) * SECTOR);
+	h->stats.erases++;
+	return emmcsim_param(P_ERASE_NS);
+}
+
+static unsigned int resp_bits(const struct mmc_command *cmd)
+{
+	if (cmd->flags & MMC_RSP_136)
+		return 136;
+	return (cmd->flags & MMC_RSP_PRESENT) ? 48 : 0;
+}
+
+/* The commands of the identification phase and of a deselected card. */
+static bool identify(struct emmcsim_card *card, struct mmc_command *cmd)
+{
+	switch (cmd->opcode) {
+	case MMC_GO_IDLE_STATE:
+		if (cmd->arg != 0xfffffffa) {	/* not boot mode */
+			card->state = R1_STATE_IDLE;
+			card->sbc_set = false;
+			card->packed_read_n = 0;
+		}
+		return true;
+	case MMC_SEND_OP_COND:
+		if (card->state != R1_STATE_IDLE && card->state != R1_STATE_READY)
+			break;
+		cmd->resp[0] = card->ocr | OCR_READY;
+		if (cmd->arg)
+			card->state = R1_STATE_READY;
+		return true;
+	case MMC_ALL_SEND_CID:
+		if (card->state != R1_STATE_READY)
+			break;
+		memcpy(cmd->resp, card->cid, sizeof(card->cid));
+		card->state = R1_STATE_IDENT;
+		return true;
+	case MMC_SET_RELATIVE_ADDR:
+		if (card->state != R1_STATE_IDENT)
+			break;
+		card->rca = cmd->arg >> 16;
+		cmd->resp[0] = r1(card, card->state);
+		card->state = R1_STATE_STBY;
+		return true;
+	case MMC_SEND_CSD:
+	case MMC_SEND_CID:
+		if (card->state != R1_STATE_STBY || cmd->arg >> 16 != card->rca)
+			break;
+		memcpy(cmd->resp, cmd->opcode == MMC_SEND_CSD ? card->csd : card->cid,
+		       sizeof(card->cid));
+		return true;
+	case MMC_SELECT_CARD:
+		if (cmd->arg >> 16 == card->rca && card->rca) {
+			cmd->resp[0] = r1(card, card->state);
+			card->state = R1_STATE_TRAN;
+		} else if (card->state != R1_STATE_IDLE) {
+			card->state = R1_STATE_STBY;	/* deselected: no response */
+		}
+		return true;
+	}
+	return false;
+}
+
+u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
+			 struct mmc_data *data)
+{
+	struct emmcsim_card *card = &h->card;
+	u64 ns = emmcsim_cmd_ns(&h->bus, resp_bits(cmd));
+	u32 state = card->state, err;
+
+	h->stats.commands++;
+	cmd->error = 0;
+	memset(cmd->resp, 0, sizeof(cmd->resp));
+	if (data) {
+		data->error = 0;
+		data->bytes_xfered = 0;
+	}
+	if (identify(card, cmd))
+		return ns;
+	if (state != R1_STATE_TRAN && cmd->opcode != MMC_SEND_STATUS &&
+	    cmd->opcode != MMC_SLEEP_AWAKE && cmd->opcode != MMC_STOP_TRANSMISSION)
+		goto illegal;
+
+	switch (cmd->opcode) {
+	case MMC_SLEEP_AWAKE:
+		card->sleeping = cmd->arg & BIT(15);
+		cmd->resp[0] = r1(card, state);
+		return ns + emmcsim_param(P_SWITCH_NS);
+	case MMC_SWITCH:
+		cmd->resp[0] = r1(card, state);
+		err = emmcsim_regs_switch(card, (cmd->arg >> 24) & 3, (cmd->arg >> 16) & 0xff,
+					  (cmd->arg >> 8) & 0xff);
+		card->pending |= err;	/* SWITCH_ERROR shows in the next status */
+		h->stats.switches++;
+		return ns + emmcsim_param(P_SWITCH_NS);
+	case MMC_SEND_EXT_CSD:
+		cmd->resp[0] = r1(card, state);
+		return ns + send_ext_csd(h, data);
+	case MMC_STOP_TRANSMISSION:
+		cmd->resp[0] = r1(card, data ? R1_STATE_RCV : R1_STATE_TRAN);
+		return ns;
+	case MMC_SEND_STATUS:
+		cmd->resp[0] = r1(card, state);
+		return ns;
+	case MMC_SET_BLOCKLEN:
+		if (cmd->arg != SECTOR)
+			card->pending |= R1_BLOCK_LEN_ERROR;
+		cmd->resp[0] = r1(card, state);
+		return ns;
+	case MMC_SET_BLOCK_COUNT:
+		card->sbc_arg = cmd->arg;
+		card->sbc_set = true;
+		cmd->resp[0] = r1(card, state);
+		return ns;
+	case MMC_READ_SINGLE_BLOCK:
+	case MMC_READ_MULTIPLE_BLOCK:
+	case MMC_WRITE_BLOCK:
+	case MMC_WRITE_MULTIPLE_BLOCK:
+		ns += data_command(h, cmd, data, cmd->opcode == MMC_WRITE_BLOCK ||
+				   cmd->opcode == MMC_WRITE_MULTIPLE_BLOCK);
+		cmd->resp[0] |= r1(card, state);
+		return ns;
+	case MMC_ERASE_GROUP_START:
+		card->erase_start = cmd->arg;
+		cmd->resp[0] = r1(card, state);
+		return ns;
+	case MMC_ERASE_GROUP_END:
+		card->erase_end = cmd->arg;
+		cmd->resp[0] = r1(card, state);
+		return ns;
+	case MMC_ERASE:
+		ns += erase(h, cmd->arg);
+		cmd->resp[0] = r1(card, state);
+		return ns;
+	}
+illegal:
+	/* A card does not answer a command it does not take in this state. */
+	card->pending |= R1_ILLEGAL_COMMAND;
+	cmd->error = -ETIMEDOUT;
+	return ns;
+}
+
+int emmcsim_card_init(struct emmcsim_card *card)
+{
+	memset(card, 0, sizeof(*card));
+	card->ocr = SIM_OCR;
+	card->state = R1_STATE_IDLE;
+	card->rng = 0x9e3779b97f4a7c15ULL ^ (u64)emmcsim_param(P_SEED);
+	emmcsim_regs_init(card);
+	return emmcsim_store_init(&card->store,
+				  (unsigned long)emmcsim_param(P_STORE_LIMIT_MB) << (20 - PAGE_SHIFT));
+}
+
+void emmcsim_card_free(struct emmcsim_card *card)
+{
+	emmcsim_store_free(&card->store);
+}
+
+/* Power removed: back to idle, volatile registers reset; the data stays (flash). */
+void emmcsim_card_power_off(struct emmcsim_card *card)
+{
+	card->state = R1_STATE_IDLE;
+	card->rca = 0;
+	card->pending = 0;
+	card->sleeping = false;
+	card->sbc_set = false;
+	card->packed_read_n = 0;
+	emmcsim_regs_power_off(card);
+}

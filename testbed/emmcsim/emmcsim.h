@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * emmcsim: a software MMC host with a simulated eMMC 5.1 card behind it.
+ *
+ * The host registers a struct mmc_host with the real mmc core; the core attaches the
+ * card through its ordinary commands (CMD0, CMD1, CMD2, ... CMD6, CMD8) and mmc_block,
+ * the ioctl path, debugfs and sysfs are the kernel's own. Only the controller and the
+ * card are simulated: every command is executed here against a RAM-backed (sparse)
+ * store and completed on an hrtimer after the time the timing model gives it
+ * (README.md, "Timing model").
+ */
+#ifndef EMMCSIM_H
+#define EMMCSIM_H
+
+#include <linux/hrtimer.h>
+#include <linux/mmc/core.h>
+#include <linux/mmc/host.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#define EMMCSIM_NAME "emmcsim"
+
+/* Module parameters (params.c): one table, every number with its unit and range. */
+enum emmcsim_param_id {
+	P_CAPACITY_MB,
+	P_BUS_WIDTH,
+	P_HS200,
+	P_MAX_PACKED_WRITES,
+	P_MAX_PACKED_READS,
+	P_STORE_LIMIT_MB,
+	P_SEED,
+	P_FAIL_PACKED_ENTRY,
+	P_CMD_NS,
+	P_READ_ACCESS_NS,
+	P_READ_NS_PER_KIB,
+	P_WRITE_ACCESS_NS,
+	P_PROGRAM_NS_PER_KIB,
+	P_PACKED_ENTRY_NS,
+	P_SWITCH_NS,
+	P_ERASE_NS,
+	P_JITTER_PERMILLE,
+	P_COUNT
+};
+
+int emmcsim_param(enum emmcsim_param_id id);
+
+/* The card's memory: 4 KiB pages allocated on first write; unwritten reads as zero. */
+struct emmcsim_store {
+	struct xarray pages;
+	unsigned long nr_pages;
+	unsigned long limit_pages;
+};
+
+int emmcsim_store_init(struct emmcsim_store *s, unsigned long limit_pages);
+void emmcsim_store_free(struct emmcsim_store *s);
+/* Copy len bytes between the store at byte address addr and an sg list at skip. */
+int emmcsim_store_write(struct emmcsim_store *s, u64 addr, struct scatterlist *sg,
+			unsigned int sg_len, size_t skip, size_t len);
+int emmcsim_store_read(struct emmcsim_store *s, u64 addr, struct scatterlist *sg,
+		       unsigned int sg_len, size_t skip, size_t len);
+void emmcsim_store_discard(struct emmcsim_store *s, u64 addr, u64 len);
+
+/* Counters, shown in debugfs (emmcsim/stats): what the card did, for tests. */
+struct emmcsim_stats {
+	u64 commands;
+	u64 requests;
+	u64 read_cmds;
+	u64 write_cmds;
+	u64 read_blocks;
+	u64 write_blocks;
+	u64 packed_writes;
+	u64 packed_write_entries;
+	u64 packed_reads;
+	u64 packed_read_entries;
+	u64 packed_failures;
+	u64 switches;
+	u64 erases;
+	u64 model_ns;
+};
+
+#define EMMCSIM_MAX_PACKED 63
+
+/* Packed commands (JESD84-B51 6.6.29; EXT_CSD bytes as Linux 3.7-4.9 named them). */
+#define EXT_CSD_PACKED_FAILURE_INDEX	35
+#define EXT_CSD_PACKED_CMD_STATUS	36
+#define PACKED_GENERIC_ERROR		BIT(0)
+#define PACKED_INDEXED_ERROR		BIT(1)
+#define PACKED_FAILURE_EVENT		BIT(3)	/* EXCEPTION_EVENTS_STATUS/CTRL */
+#define CMD23_PACKED			BIT(30)
+#define PACKED_HDR_VERSION		1
+#define PACKED_HDR_READ			1
+#define PACKED_HDR_WRITE		2
+
+struct emmcsim_packed_entry {
+	u32 blocks;
+	u32 addr;
+};
+
+/* The card: its registers, state machine and store. */
+struct emmcsim_card {
+	u32 cid[4];
+	u32 csd[4];
+	u8 ext_csd[512];
+	u32 ocr;
+	u16 rca;
+	u32 state;		/* R1_STATE_* */
+	u32 pending;		/* clear-on-read R1 bits for the next response */
+	bool sleeping;
+	u32 sbc_arg;		/* CMD23 argument for the next data command, if sbc_set */
+	bool sbc_set;
+	/* A packed read announced by its header (CMD23 packed + CMD25), for the CMD18. */
+	unsigned int packed_read_n;
+	struct emmcsim_packed_entry packed_read[EMMCSIM_MAX_PACKED];
+	u32 erase_start;
+	u32 erase_end;
+	u64 sectors;
+	struct emmcsim_store store;
+	u64 rng;
+};
+
+/* What the core set with set_ios: the bus the timing model moves data over. */
+struct emmcsim_bus {
+	unsigned int clock;	/* Hz */
+	unsigned int width;	/* data lines: 1, 4, 8 */
+	unsigned char timing;	/* MMC_TIMING_* */
+	unsigned char power_mode;
+};
+
+struct emmcsim_host {
+	struct mmc_host *mmc;
+	struct mutex lock;	/* card state, store, stats */
+	spinlock_t done_lock;
+	struct mmc_request *mrq;
+	struct hrtimer timer;
+	struct emmcsim_card card;
+	struct emmcsim_bus bus;
+	struct emmcsim_stats stats;
+	struct dentry *debugfs;
+};
+
+/* card.c */
+int emmcsim_card_init(struct emmcsim_card *card);
+void emmcsim_card_free(struct emmcsim_card *card);
+void emmcsim_card_power_off(struct emmcsim_card *card);
+/* Executes one command (and its data); returns the model's time for it in ns. */
+u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
+			 struct mmc_data *data);
+
+/* regs.c: the card's identity (CID, CSD, EXT_CSD) from the parameters. */
+void emmcsim_regs_init(struct emmcsim_card *card);
+/* CMD6 SWITCH of EXT_CSD byte index: 0, or the R1 bits of the refusal. */
+u32 emmcsim_regs_switch(struct emmcsim_card *card, u8 access, u8 index, u8 value);
+void emmcsim_regs_power_off(struct emmcsim_card *card);
+
+/* timing */
+u64 emmcsim_cmd_ns(const struct emmcsim_bus *bus, unsigned int resp_bits);
+u64 emmcsim_bus_ns(const struct emmcsim_bus *bus, unsigned int blksz, unsigned int blocks);
+
+#endif
