@@ -63,6 +63,7 @@ static enum hrtimer_restart emmcsim_done(struct hrtimer *timer)
 static void emmcsim_request(struct mmc_host *mmc, struct mmc_request *mrq)
 {
 	struct emmcsim_host *h = mmc_priv(mmc);
+	ktime_t start = ktime_get();
 	unsigned long flags;
 	u64 ns = 0;
 
@@ -85,7 +86,11 @@ static void emmcsim_request(struct mmc_host *mmc, struct mmc_request *mrq)
 	WARN_ON(h->mrq);
 	h->mrq = mrq;
 	spin_unlock_irqrestore(&h->done_lock, flags);
-	hrtimer_start(&h->timer, ns_to_ktime(ns), HRTIMER_MODE_REL_SOFT);
+	/*
+	 * Due when the card would finish, counted from the request's arrival: the time
+	 * spent copying the data above is part of it, as a controller's DMA would be.
+	 */
+	hrtimer_start(&h->timer, ktime_add_ns(start, ns), HRTIMER_MODE_ABS_SOFT);
 }
 
 static void emmcsim_set_ios(struct mmc_host *mmc, struct mmc_ios *ios)
@@ -175,9 +180,9 @@ static int emmcsim_probe(struct platform_device *pdev)
 	if (err)
 		goto free;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-	hrtimer_setup(&h->timer, emmcsim_done, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	hrtimer_setup(&h->timer, emmcsim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 #else
-	hrtimer_init(&h->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	hrtimer_init(&h->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	h->timer.function = emmcsim_done;
 #endif
 
