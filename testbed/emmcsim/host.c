@@ -63,7 +63,6 @@ static enum hrtimer_restart emmcsim_done(struct hrtimer *timer)
 static void emmcsim_request(struct mmc_host *mmc, struct mmc_request *mrq)
 {
 	struct emmcsim_host *h = mmc_priv(mmc);
-	ktime_t start = ktime_get();
 	unsigned long flags;
 	u64 ns = 0;
 
@@ -87,10 +86,11 @@ static void emmcsim_request(struct mmc_host *mmc, struct mmc_request *mrq)
 	h->mrq = mrq;
 	spin_unlock_irqrestore(&h->done_lock, flags);
 	/*
-	 * Due when the card would finish, counted from the request's arrival: the time
-	 * spent copying the data above is part of it, as a controller's DMA would be.
+	 * The card's time starts once the host has moved the data (by CPU copy, as a PIO
+	 * controller would): a card with every time parameter 0 then measures exactly the
+	 * software's own part of a request, which the timing model adds to (README.md).
 	 */
-	hrtimer_start(&h->timer, ktime_add_ns(start, ns), HRTIMER_MODE_ABS_SOFT);
+	hrtimer_start(&h->timer, ns_to_ktime(ns), HRTIMER_MODE_REL_SOFT);
 }
 
 static void emmcsim_set_ios(struct mmc_host *mmc, struct mmc_ios *ios)
@@ -180,9 +180,9 @@ static int emmcsim_probe(struct platform_device *pdev)
 	if (err)
 		goto free;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-	hrtimer_setup(&h->timer, emmcsim_done, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	hrtimer_setup(&h->timer, emmcsim_done, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 #else
-	hrtimer_init(&h->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	hrtimer_init(&h->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	h->timer.function = emmcsim_done;
 #endif
 

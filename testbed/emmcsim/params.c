@@ -3,8 +3,8 @@
  * emmcsim module parameters: one table. Every number has a unit in its name (_mb, _ns,
  * _ns_per_kib, _permille) or is a count, and a range; a value outside it is refused
  * with one line naming the parameter ("emmcsim: invalid parameter NAME=VALUE: ...").
- * Identity and fault parameters are set at load time (0444); the timing parameters can
- * also be written at run time under /sys/module/emmcsim/parameters/ (0644) and take
+ * The identity parameters are set at load time (0444); the timing and fault parameters
+ * can also be written at run time under /sys/module/emmcsim/parameters/ (0644) and take
  * effect from the next request. README.md lists them with their defaults.
  */
 #include <linux/kernel.h>
@@ -40,8 +40,8 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	[P_SEED]		= { "seed", 1, 0, INT_MAX, NULL },
 	[P_FAIL_PACKED_ENTRY]	= { "fail_packed_entry", 0, 0, EMMCSIM_MAX_PACKED, NULL },
 	[P_CMD_NS]		= { "cmd_ns", 8000, 0, 100000000, NULL },
-	[P_READ_ACCESS_NS]	= { "read_access_ns", 60000, 0, 1000000000, NULL },
-	[P_READ_NS_PER_KIB]	= { "read_ns_per_kib", 5200, 0, 100000000, NULL },
+	[P_READ_ACCESS_NS]	= { "read_access_ns", 40000, 0, 1000000000, NULL },
+	[P_READ_NS_PER_KIB]	= { "read_ns_per_kib", 4400, 0, 100000000, NULL },
 	[P_WRITE_ACCESS_NS]	= { "write_access_ns", 1000000, 0, 1000000000, NULL },
 	[P_PROGRAM_NS_PER_KIB]	= { "program_ns_per_kib", 42000, 0, 100000000, NULL },
 	[P_PACKED_ENTRY_NS]	= { "packed_entry_ns", 20000, 0, 100000000, NULL },
@@ -111,9 +111,9 @@ EMMCSIM_PARAM(P_MAX_PACKED_READS, max_packed_reads, 0444,
 EMMCSIM_PARAM(P_STORE_LIMIT_MB, store_limit_mb, 0444,
 	      "most guest RAM the written data may take, MiB; writes past it fail");
 EMMCSIM_PARAM(P_SEED, seed, 0444, "seed of the jitter's random numbers");
-EMMCSIM_PARAM(P_FAIL_PACKED_ENTRY, fail_packed_entry, 0444,
+EMMCSIM_PARAM(P_FAIL_PACKED_ENTRY, fail_packed_entry, 0644,
 	      "fault: entry k (1-based) of every packed write fails, 0 = none");
-/* The timing model; writable at run time. */
+/* The timing model; writable at run time, like the fault above. */
 EMMCSIM_PARAM(P_CMD_NS, cmd_ns, 0644,
 	      "ns per command besides its bits on the CMD line");
 EMMCSIM_PARAM(P_READ_ACCESS_NS, read_access_ns, 0644,
