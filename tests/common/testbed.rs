@@ -149,7 +149,9 @@ pub struct Guest {
     label: String,
     arch: String,
     kernel: String,
-    bus_width: u8,
+    bus_width: Option<u8>,
+    card: Option<String>,
+    icount: Option<u8>,
     image_size: Option<String>,
     image: Option<PathBuf>,
     throttle_bps: Option<u64>,
@@ -160,14 +162,17 @@ pub struct Guest {
 
 impl Guest {
     /// `label` names the host directory /out is copied to (made unique per call).
-    /// Defaults: armv7 (the eMMC guest), kernel 6.12, bus width 4, a fresh 256 MiB
-    /// image, timeout 300 s.
+    /// Defaults: armv7 (the eMMC guest), QEMU's card, kernel 6.12, bus width 4, a fresh
+    /// 256 MiB image, timeout 300 s. With `.card("sim...")` the module's own defaults
+    /// apply unless set (8-bit bus, 4 GiB).
     pub fn new(label: &str) -> Guest {
         Guest {
             label: label.to_string(),
             arch: "armv7".to_string(),
             kernel: "6.12".to_string(),
-            bus_width: 4,
+            bus_width: None,
+            card: None,
+            icount: None,
             image_size: None,
             image: None,
             throttle_bps: None,
@@ -187,10 +192,27 @@ impl Guest {
         self.kernel = kernel.to_string();
         self
     }
-    /// 4 or 8: the eMMC node's `bus-width` in the DTB.
+    /// 4 or 8: the eMMC node's `bus-width` in the DTB (QEMU's card), or the sim card's
+    /// `bus_width` parameter.
     pub fn bus_width(mut self, bits: u8) -> Guest {
-        self.bus_width = bits;
+        self.bus_width = Some(bits);
         self
+    }
+    /// `--card`: "qemu" (the default) or "sim[,PARAM=VALUE...]", the simulated eMMC 5.1
+    /// of testbed/emmcsim/ (armv7 only; the module is built for the kernel by testbed/run).
+    pub fn card(mut self, card: &str) -> Guest {
+        self.card = Some(card.to_string());
+        self
+    }
+    /// `--icount SHIFT`: the guest clock advances 2^SHIFT ns per instruction and skips
+    /// idle time; with the sim card its timing is then deterministic (tests use 1).
+    pub fn icount(mut self, shift: u8) -> Guest {
+        self.icount = Some(shift);
+        self
+    }
+    /// Whether this boot uses the simulated eMMC module.
+    fn sim_card(&self) -> bool {
+        self.card.as_deref().is_some_and(|c| c.starts_with("sim"))
     }
     /// Size of the fresh sparse image, as `truncate -s` takes it (a power of two: "64M").
     pub fn image_size(mut self, size: &str) -> Guest {
@@ -234,8 +256,6 @@ impl Guest {
             self.arch.clone(),
             "--kernel".to_string(),
             self.kernel.clone(),
-            "--bus-width".to_string(),
-            self.bus_width.to_string(),
             "--timeout".to_string(),
             self.timeout.as_secs().max(1).to_string(),
             "--mmcab".to_string(),
@@ -249,6 +269,15 @@ impl Guest {
                 args.push(v);
             }
         };
+        // QEMU's card: the DTB's width, 4 unless set. The sim card: the module's default
+        // unless set (`--bus-width` becomes its bus_width parameter).
+        let bus_width = match self.sim_card() {
+            true => self.bus_width,
+            false => Some(self.bus_width.unwrap_or(4)),
+        };
+        opt("--bus-width", bus_width.map(|b| b.to_string()));
+        opt("--card", self.card.clone());
+        opt("--icount", self.icount.map(|n| n.to_string()));
         opt("--image-size", self.image_size.clone());
         opt(
             "--image",
