@@ -12,8 +12,12 @@
 //!   region back; a packed ioctl write job with `--force` runs, and its verify finds
 //!   every block wrong (the card stored headers and shifted data).
 
+#[path = "common/stamp.rs"]
+mod stamp;
 #[path = "common/testbed.rs"]
 mod testbed;
+
+use stamp::check_stamp;
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -111,30 +115,6 @@ size = "1MiB"
 io_size = "64KiB"
 verify = true
 "#;
-
-/// Little-endian u64 at `at`.
-fn le64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
-}
-
-/// The verify stamp as README.md documents it: magic, byte offset, run id, sequence,
-/// length, CRC32 of the block without bytes 36..40. Returns the run id.
-fn check_stamp(block: &[u8], offset: u64) -> u64 {
-    assert_eq!(&block[0..8], b"MMCABVFY", "no stamp at {offset}");
-    assert_eq!(
-        le64(block, 8),
-        offset,
-        "stamp of another offset at {offset}"
-    );
-    let len = u32::from_le_bytes(block[32..36].try_into().unwrap());
-    assert_eq!(len as usize, block.len());
-    let mut h = crc32fast::Hasher::new();
-    h.update(&block[..36]);
-    h.update(&block[40..]);
-    let crc = u32::from_le_bytes(block[36..40].try_into().unwrap());
-    assert_eq!(h.finalize(), crc, "CRC of the block at {offset}");
-    le64(block, 16)
-}
 
 fn job_verify(json: &serde_json::Value, workload: &str) -> (u64, u64) {
     let w = json["workloads"]
