@@ -628,11 +628,11 @@ fn sim_card_parameters_are_refused_in_one_line() {
 
     let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let run = timed(
-        "Linux 7.x, sim,max_packed_writes=300, icount 1 (refused by the module)",
+        "Linux 7.x, sim,max_packed_writes=300, icount off (refused by the module)",
         Guest::new("emmcsim_param_refused")
             .kernel("7")
             .card("sim,max_packed_writes=300")
-            .icount(1)
+            .icount_off()
             .timeout(Duration::from_secs(120))
             .run("echo the module loaded > /out/loaded"),
     );
