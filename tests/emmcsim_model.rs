@@ -390,8 +390,8 @@ fn check_bus_width_verdicts(dir: &Path, set: &Timing, table: &str) {
     }
     assert_eq!(
         seen,
-        3,
-        "three headline blocks (MB/s or IOPS) in {}",
+        4,
+        "four headline blocks (MB/s or IOPS) in {}",
         dir.display()
     );
 }
