@@ -383,8 +383,8 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 	case MMC_SEND_EXT_CSD:
 		cmd->resp[0] = r1(card, state);
 		return ns + send_ext_csd(h, data);
-	case MMC_STOP_TRANSMISSION:
-		cmd->resp[0] = r1(card, data ? R1_STATE_RCV : R1_STATE_TRAN);
+	case MMC_STOP_TRANSMISSION:	/* transfers end with their request: TRAN */
+		cmd->resp[0] = r1(card, state);
 		return ns;
 	case MMC_SEND_STATUS:
 		cmd->resp[0] = r1(card, state);

@@ -72,10 +72,13 @@ static void emmcsim_request(struct mmc_host *mmc, struct mmc_request *mrq)
 		ns += emmcsim_card_command(h, mrq->sbc, NULL);
 	if (!mrq->sbc || !mrq->sbc->error) {
 		ns += emmcsim_card_command(h, mrq->cmd, mrq->data);
-		/* The stop of an open-ended transfer; with CMD23, only after an error. */
+		/*
+		 * The stop of an open-ended transfer; with CMD23, only after an error. It
+		 * carries no data of its own (the transfer's result stays as it is).
+		 */
 		if (mrq->data && mrq->stop &&
 		    (!mrq->sbc || mrq->cmd->error || mrq->data->error))
-			ns += emmcsim_card_command(h, mrq->stop, mrq->data);
+			ns += emmcsim_card_command(h, mrq->stop, NULL);
 	}
 	ns = emmcsim_jitter(h, ns);
 	h->stats.model_ns += ns;
