@@ -21,6 +21,7 @@ mod stamp;
 mod testbed;
 
 use stamp::check_stamp;
+use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -185,6 +186,8 @@ mmcab run /workloads/packed-ioctl.toml --device /dev/mmcblk0 --allow-write --sca
 echo $? > /out/packed.status
 cut -d' ' -f1 /proc/uptime > /out/uptime-end
 cat {STATS} > /out/stats-after
+mmcab run /workloads/cmd23-ab.toml --device /dev/mmcblk0 --allow-write --repeat 1 --workload seq-write,seq-read --out /out/cmd23 > /out/cmd23.txt 2> /out/cmd23.err
+echo $? > /out/cmd23.status
 ",
             skip = IOCTL_AT / 4096
         )
@@ -487,6 +490,35 @@ fn linux_7_info_probe_fault_engines_and_packed_plan_on_the_sim_card() {
         0,
         "a packed write failed during the plan\n{ctx}"
     );
+
+    // (g) Open-ended transfers (cmd23 = off: CMD18/CMD25 ended by CMD12) move the same
+    // bytes at the model's speed: one command per request either way (CMD23 or CMD12).
+    assert_eq!(
+        text(&run, "cmd23.status"),
+        "0",
+        "cmd23-ab.toml on the sim card\n{}\n{ctx}",
+        text(&run, "cmd23.err")
+    );
+    let mut mbps: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for row in out_csv(&run, "cmd23/runs.csv").deserialize::<BTreeMap<String, String>>() {
+        let row = row.unwrap();
+        if row["job"] != "all" {
+            continue;
+        }
+        assert_eq!(row["verify_errors"], "0", "{row:?}\n{ctx}");
+        assert_eq!(row["bytes"], (4u64 << 20).to_string(), "{row:?}\n{ctx}");
+        let key = (row["workload"].clone(), row["config"].clone());
+        mbps.insert(key, row["mb_per_s"].parse().unwrap());
+    }
+    for workload in ["seq-write", "seq-read"] {
+        let on = mbps[&(workload.to_string(), "cmd23-on".to_string())];
+        let off = mbps[&(workload.to_string(), "cmd23-off".to_string())];
+        assert!(
+            (off / on - 1.0).abs() < 0.05,
+            "{workload}: cmd23 off {off:.2} MB/s vs on {on:.2}: the model gives both one \
+             command per request\n{ctx}"
+        );
+    }
 }
 
 #[test]
