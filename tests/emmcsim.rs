@@ -241,10 +241,12 @@ fn linux_7_info_probe_fault_engines_and_packed_plan_on_the_sim_card() {
     );
     assert_eq!(info["identity"]["name"], "SIMEMC", "CID name\n{ctx}");
     assert_eq!(info["identity"]["manfid"], 0xee, "CID manfid\n{ctx}");
+    // mmcab has no entry for 0xee (it never names the simulated card itself): the card
+    // is recognisable by what it reports, its name and its host driver (below).
     let maker = info["identity"]["manufacturer"].as_str().unwrap_or("");
     assert!(
-        maker.contains("emmcsim") && maker.contains("simulated"),
-        "manfid 0xee is not named as the simulated card: {maker:?}\n{ctx}"
+        maker.starts_with("unknown") && maker.contains("0xee"),
+        "manfid 0xee should be an unknown manufacturer to mmcab: {maker:?}\n{ctx}"
     );
     assert_eq!(
         info["capacity_bytes"],

@@ -6,8 +6,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 /// eMMC (JEDEC) manufacturer IDs. Sources: the kernel's CID_MANFID_* quirk constants
-/// (drivers/mmc/core/card.h), mmc-utils lsmmc, vendor datasheets. 0xAA is QEMU's model;
-/// 0xEE is the testbed's simulated card (testbed/emmcsim), not a JEDEC assignment.
+/// (drivers/mmc/core/card.h), mmc-utils lsmmc, vendor datasheets. 0xAA is QEMU's model.
 pub const EMMC_MANUFACTURERS: &[(u32, &str)] = &[
     (0x00, "SanDisk"),
     (0x02, "SanDisk"),
@@ -31,7 +30,6 @@ pub const EMMC_MANUFACTURERS: &[(u32, &str)] = &[
     (0x9b, "YMTC"),
     (0xaa, "QEMU (emulated)"),
     (0xd6, "Foresee/Longsys"),
-    (0xee, "emmcsim (simulated)"),
     (0xf4, "Biwin"),
     (0xfe, "Micron (Numonyx)"),
 ];
