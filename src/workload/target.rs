@@ -134,13 +134,7 @@ impl Target {
                 .read(true)
                 .custom_flags(libc::O_EXCL)
                 .open(path)
-                .with_context(|| {
-                    format!(
-                        "cannot open {} exclusively: something else has it open for exclusive use \
-                         (a mount, a filesystem tool); stop it and retry",
-                        path.display()
-                    )
-                })?;
+                .map_err(|e| exclusive_open_error(path, e))?;
             exclusive = Some(f);
         }
         Ok(Target {
@@ -373,9 +367,52 @@ fn unescape_mount(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The exclusive open of a block device failed: say why in terms of what the user can do.
+fn exclusive_open_error(path: &Path, e: std::io::Error) -> anyhow::Error {
+    let why = match e.raw_os_error() {
+        Some(libc::EBUSY) => {
+            "something else has it open for exclusive use (a mount, a filesystem tool); stop it \
+             and retry"
+        }
+        // The node exists but the disk behind it is not (or no longer) openable: add_disk()
+        // creates the node before the disk can be opened, and a removed card leaves it briefly.
+        Some(libc::ENXIO) | Some(libc::ENODEV) => {
+            "the disk behind the node is not there (being added or removed: the card was just \
+             probed, re-initialised or lost); check dmesg and retry"
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => "permission denied; run mmcab as root",
+        _ => "retry, or check dmesg",
+    };
+    anyhow::Error::new(e).context(format!("cannot open {} exclusively: {why}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_exclusive_open_names_its_cause() {
+        let msg = |errno| {
+            format!(
+                "{:#}",
+                exclusive_open_error(
+                    Path::new("/dev/mmcblk0"),
+                    std::io::Error::from_raw_os_error(errno)
+                )
+            )
+        };
+        assert!(
+            msg(libc::EBUSY).contains("open for exclusive use"),
+            "{}",
+            msg(libc::EBUSY)
+        );
+        let enxio = msg(libc::ENXIO);
+        assert!(
+            enxio.contains("not there") && !enxio.contains("exclusive use"),
+            "{enxio}"
+        );
+        assert!(msg(libc::EACCES).contains("as root"));
+    }
 
     #[test]
     fn mountinfo_is_matched_by_device_number() {
