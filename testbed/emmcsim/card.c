@@ -158,6 +158,7 @@ static u64 packed_write(struct emmcsim_host *h, struct mmc_data *data, u32 count
 		}
 		h->stats.packed_write_entries++;
 		ns += emmcsim_param(P_PACKED_ENTRY_NS) + per_kib(P_PROGRAM_NS_PER_KIB, len);
+		ns += emmcsim_flash_write_ns(h, (u64)e[i].addr * SECTOR, len);
 		skip += len;
 	}
 	if (i == n)
@@ -188,6 +189,7 @@ static u64 packed_read(struct emmcsim_host *h, struct mmc_data *data, u32 count)
 		emmcsim_store_read(&card->store, (u64)card->packed_read[i].addr * SECTOR,
 				   data->sg, data->sg_len, skip, len);
 		ns += emmcsim_param(P_PACKED_ENTRY_NS) + per_kib(P_READ_NS_PER_KIB, len);
+		ns += emmcsim_flash_boundary_ns(h, (u64)card->packed_read[i].addr * SECTOR, len);
 		skip += len;
 		h->stats.packed_read_entries++;
 	}
@@ -248,11 +250,13 @@ static u64 data_command(struct emmcsim_host *h, struct mmc_command *cmd,
 		}
 		h->stats.write_blocks += data->blocks;
 		ns += emmcsim_param(P_WRITE_ACCESS_NS) + per_kib(P_PROGRAM_NS_PER_KIB, len);
+		ns += emmcsim_flash_write_ns(h, (u64)cmd->arg * SECTOR, len);
 	} else {
 		emmcsim_store_read(&card->store, (u64)cmd->arg * SECTOR, data->sg,
 				   data->sg_len, 0, len);
 		h->stats.read_blocks += data->blocks;
 		ns += emmcsim_param(P_READ_ACCESS_NS) + per_kib(P_READ_NS_PER_KIB, len);
+		ns += emmcsim_flash_boundary_ns(h, (u64)cmd->arg * SECTOR, len);
 	}
 	data->bytes_xfered = len;
 	return ns;
@@ -452,5 +456,7 @@ void emmcsim_card_power_off(struct emmcsim_card *card)
 	card->sleeping = false;
 	card->sbc_set = false;
 	card->packed_read_n = 0;
+	/* A card closes its open units before it loses power. */
+	memset(&card->open_aus, 0, sizeof(card->open_aus));
 	emmcsim_regs_power_off(card);
 }

@@ -41,6 +41,12 @@ enum emmcsim_param_id {
 	P_SWITCH_NS,
 	P_ERASE_NS,
 	P_JITTER_PERMILLE,
+	P_ERASE_BLOCK_KIB,
+	P_PAGE_KIB,
+	P_BOUNDARY_NS,
+	P_PAGE_BOUNDARY_NS,
+	P_OPEN_AUS,
+	P_GC_NS,
 	P_COUNT
 };
 
@@ -78,6 +84,9 @@ struct emmcsim_stats {
 	u64 switches;
 	u64 erases;
 	u64 model_ns;
+	u64 erase_block_crossings;
+	u64 page_crossings;
+	u64 au_gcs;
 };
 
 #define EMMCSIM_MAX_PACKED 63
@@ -96,6 +105,21 @@ struct emmcsim_stats {
 struct emmcsim_packed_entry {
 	u32 blocks;
 	u32 addr;
+};
+
+#define EMMCSIM_MAX_OPEN_AUS 32
+
+/*
+ * The allocation units (erase blocks) the card keeps open for writing, least recently
+ * written evicted first (flash.c). Reset when erase_block_kib or open_aus change.
+ */
+struct emmcsim_open_aus {
+	u64 erase_block;	/* bytes, as when the list was built */
+	unsigned int limit;	/* open_aus, as when the list was built */
+	unsigned int n;
+	u64 clock;
+	u64 au[EMMCSIM_MAX_OPEN_AUS];
+	u64 used[EMMCSIM_MAX_OPEN_AUS];
 };
 
 /* The card: its registers, state machine and store. */
@@ -117,6 +141,7 @@ struct emmcsim_card {
 	u32 erase_end;
 	u64 sectors;
 	struct emmcsim_store store;
+	struct emmcsim_open_aus open_aus;
 	u64 rng;
 };
 
@@ -153,6 +178,10 @@ void emmcsim_regs_init(struct emmcsim_card *card);
 /* CMD6 SWITCH of EXT_CSD byte index: 0, or the R1 bits of the refusal. */
 u32 emmcsim_regs_switch(struct emmcsim_card *card, u8 access, u8 index, u8 value);
 void emmcsim_regs_power_off(struct emmcsim_card *card);
+
+/* flash.c: the geometry's costs for a transfer of len bytes at byte address addr. */
+u64 emmcsim_flash_boundary_ns(struct emmcsim_host *h, u64 addr, u64 len);
+u64 emmcsim_flash_write_ns(struct emmcsim_host *h, u64 addr, u64 len);
 
 /* timing */
 u64 emmcsim_cmd_ns(const struct emmcsim_bus *bus, unsigned int resp_bits);

@@ -160,6 +160,8 @@ static int emmcsim_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "packed_failures %llu\nswitches %llu\nerases %llu\n",
 		   s.packed_failures, s.switches, s.erases);
 	seq_printf(m, "model_ns %llu\nstore_pages %lu\n", s.model_ns, pages);
+	seq_printf(m, "erase_block_crossings %llu\npage_crossings %llu\nau_gcs %llu\n",
+		   s.erase_block_crossings, s.page_crossings, s.au_gcs);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(emmcsim_stats);

@@ -8,6 +8,7 @@
  * effect from the next request. README.md lists them with their defaults.
  */
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/moduleparam.h>
 #include <linux/module.h>
 #include <linux/string.h>
@@ -48,6 +49,14 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	[P_SWITCH_NS]		= { "switch_ns", 200000, 0, 1000000000, NULL },
 	[P_ERASE_NS]		= { "erase_ns", 2000000, 0, 1000000000, NULL },
 	[P_JITTER_PERMILLE]	= { "jitter_permille", 20, 0, 500, NULL },
+	/* Flash geometry (flash.c): sizes always there, their costs off by default. */
+	[P_ERASE_BLOCK_KIB]	= { "erase_block_kib", 4096, 0, 65536,
+				    "0 or a power of two" },
+	[P_PAGE_KIB]		= { "page_kib", 16, 0, 65536, "0 or a power of two" },
+	[P_BOUNDARY_NS]		= { "boundary_ns", 0, 0, 100000000, NULL },
+	[P_PAGE_BOUNDARY_NS]	= { "page_boundary_ns", 0, 0, 100000000, NULL },
+	[P_OPEN_AUS]		= { "open_aus", 0, 0, EMMCSIM_MAX_OPEN_AUS, "0: no limit" },
+	[P_GC_NS]		= { "gc_ns", 0, 0, 1000000000, NULL },
 };
 
 int emmcsim_param(enum emmcsim_param_id id)
@@ -61,6 +70,8 @@ static bool emmcsim_param_ok(const struct emmcsim_param_def *d, int v)
 		return false;
 	if (d == &defs[P_BUS_WIDTH])
 		return v == 1 || v == 4 || v == 8;
+	if (d == &defs[P_ERASE_BLOCK_KIB] || d == &defs[P_PAGE_KIB])
+		return v == 0 || is_power_of_2(v);
 	return true;
 }
 
@@ -130,3 +141,16 @@ EMMCSIM_PARAM(P_SWITCH_NS, switch_ns, 0644, "ns busy after a CMD6 SWITCH");
 EMMCSIM_PARAM(P_ERASE_NS, erase_ns, 0644, "ns busy per CMD38 ERASE");
 EMMCSIM_PARAM(P_JITTER_PERMILLE, jitter_permille, 0644,
 	      "each request's time x (1 + u/1000), u uniform in [-j, +j]");
+/* Flash geometry (flash.c); writable at run time, the open-unit list restarts. */
+EMMCSIM_PARAM(P_ERASE_BLOCK_KIB, erase_block_kib, 0644,
+	      "erase block (allocation unit) in KiB, 0 or a power of two; 0: none");
+EMMCSIM_PARAM(P_PAGE_KIB, page_kib, 0644,
+	      "flash page in KiB, 0 or a power of two; 0: none");
+EMMCSIM_PARAM(P_BOUNDARY_NS, boundary_ns, 0644,
+	      "ns per erase-block boundary a read or write crosses");
+EMMCSIM_PARAM(P_PAGE_BOUNDARY_NS, page_boundary_ns, 0644,
+	      "ns per page boundary (not an erase-block one) a transfer crosses");
+EMMCSIM_PARAM(P_OPEN_AUS, open_aus, 0644,
+	      "erase blocks the card keeps open for writing, 0..32; 0: no limit");
+EMMCSIM_PARAM(P_GC_NS, gc_ns, 0644,
+	      "ns to close an open unit when a write opens one more than open_aus");
