@@ -464,10 +464,15 @@ fn vanishing_card(name: &'static str) {
         )),
         "{err}"
     );
-    // The printed commands: bind the card's driver if needed, then the caps sequence.
+    // The printed commands: unbind the card's driver if its runtime PM is in the error
+    // state, bind it if needed, then the caps sequence.
     let byhand = s.byhand();
+    assert!(
+        byhand[0].starts_with("test \"$(cat ") && byhand[0].ends_with("/mmcblk/unbind"),
+        "{byhand:?}"
+    );
     assert_eq!(
-        byhand[0],
+        byhand[1],
         "test -e /sys/devices/platform/ahb/ahb:apb/1e750000.sdc/1e750100.sdhci/mmc_host/mmc0/\
          mmc0:0001/driver || echo mmc0:0001 > /sys/bus/mmc/drivers/mmcblk/bind",
         "{byhand:?}"

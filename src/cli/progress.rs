@@ -212,6 +212,12 @@ fn failed_line(mode: Mode, done: u32, total: u32, dir: Option<&Path>, allow_writ
             dir.display(),
             dir.display()
         ),
+        (Mode::Recorded, Some(dir)) if done == 0 => format!(
+            "mmcab: stopped before any run finished; {} holds the plan and the knobs' restore \
+             (meta.json, restore.sh). Once the device is healthy again, run it with: {}",
+            dir.display(),
+            resume_command(dir, allow_write)
+        ),
         (Mode::Recorded, Some(dir)) => format!(
             "mmcab: stopped after {done} of {total} runs; the finished runs are in {}. Once the \
              device is healthy again, finish with: {}",

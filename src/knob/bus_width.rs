@@ -34,21 +34,33 @@ pub fn caps_for_width(caps: u32, width: u32) -> u32 {
     (caps & !(MMC_CAP_8_BIT_DATA | MMC_CAP_4_BIT_DATA)) | bits | MMC_CAP_AGGRESSIVE_PM
 }
 
+/// What `ios` says of the bus (read while the card is active).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IosBus {
+    pub width: u32,
+    pub clock_hz: u64,
+}
+
+/// The identification clock's ceiling (JEDEC: at most 400 kHz). A card whose re-init
+/// failed stays at it, with 1 data line: the mmc core logs "error -110 doing runtime
+/// resume" and still reports the card active (`mmc_runtime_resume()` returns 0).
+const IDENTIFICATION_HZ: u64 = 400_000;
+
 /// The built-in `bus-width` knob: 1, 4 or 8 data lines, switched through host caps,
 /// verified in `ios`.
 pub struct BusWidthKnob {
     host: HostCaps,
-    /// Reads the bus width in bits from `ios` (card must be active).
-    read_ios_width: Box<dyn Fn() -> Result<u32> + Send>,
+    /// Reads the bus from `ios` (card must be active).
+    read_ios: Box<dyn Fn() -> Result<IosBus> + Send>,
     /// Caps, width and power/control when mmcab found the device.
     original: Option<(u32, u32, String)>,
 }
 
 impl BusWidthKnob {
-    pub fn new(host: HostCaps, read_ios_width: Box<dyn Fn() -> Result<u32> + Send>) -> Self {
+    pub fn new(host: HostCaps, read_ios: Box<dyn Fn() -> Result<IosBus> + Send>) -> Self {
         BusWidthKnob {
             host,
-            read_ios_width,
+            read_ios,
             original: None,
         }
     }
@@ -106,8 +118,8 @@ impl Knob for BusWidthKnob {
 
     fn read(&self) -> Result<String> {
         self.host
-            .while_active(|| (self.read_ios_width)())
-            .map(|w| w.to_string())
+            .while_active(|| (self.read_ios)())
+            .map(|bus| bus.width.to_string())
     }
 
     fn snapshot(&mut self) -> Result<()> {
@@ -150,14 +162,25 @@ impl Knob for BusWidthKnob {
     }
 
     fn verify(&self, value: &str) -> Result<()> {
-        let found = self.read()?;
-        if found != value {
+        let bus = self.host.while_active(|| (self.read_ios)())?;
+        if bus.width.to_string() == value {
+            return Ok(());
+        }
+        if bus.clock_hz <= IDENTIFICATION_HZ {
             bail!(
-                "bus-width: ios reports {found} bits, not {value}: the switch did not take \
-                 effect (the host or card may not support {value}-bit mode)"
+                "bus-width: the card did not come back from its re-initialisation: ios shows \
+                 {} bit(s) at {} Hz, the identification clock, where {value} bits were asked \
+                 for; the card stopped answering (dmesg: 'error -110 doing runtime resume') \
+                 or failed its init: check the card and dmesg",
+                bus.width,
+                bus.clock_hz
             );
         }
-        Ok(())
+        bail!(
+            "bus-width: ios reports {} bits, not {value}: the switch did not take effect (the \
+             host or card may not support {value}-bit mode)",
+            bus.width
+        );
     }
 
     fn restore(&mut self) -> Result<()> {
@@ -176,7 +199,7 @@ impl Knob for BusWidthKnob {
 
     fn restore_preconditions(&self) -> Vec<String> {
         match self.original {
-            Some(_) => vec![self.host.bind_command()],
+            Some(_) => vec![self.host.clear_error_command(), self.host.bind_command()],
             None => Vec::new(),
         }
     }
@@ -239,7 +262,13 @@ pub(super) fn resolve(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
     let paths = env.paths.clone();
     Ok(Box::new(BusWidthKnob::new(
         host,
-        Box::new(move || ios_bus_width(&paths)),
+        Box::new(move || {
+            let ios = crate::device::ios::read_ios(&paths)?;
+            Ok(IosBus {
+                width: u32::from(ios.bus_width_bits),
+                clock_hz: ios.clock_hz,
+            })
+        }),
     )))
 }
 
@@ -273,6 +302,16 @@ fn ios_bus_width(paths: &MmcPaths) -> Result<u32> {
 mod tests {
     use super::*;
 
+    /// A knob's ios reader that finds `width` bits at 52 MHz.
+    fn bus(width: u32) -> Box<dyn Fn() -> Result<IosBus> + Send> {
+        Box::new(move || {
+            Ok(IosBus {
+                width,
+                clock_hz: 52_000_000,
+            })
+        })
+    }
+
     #[test]
     fn caps_arithmetic_matches_the_testbed() {
         // Booted 8-bit: 0x4000014f -> 4-bit with aggressive PM: 0x4000018f.
@@ -284,6 +323,29 @@ mod tests {
         assert_eq!(caps_bus_width(0x4000010f), 4);
     }
 
+    #[test]
+    fn a_card_left_at_the_identification_clock_is_named_as_not_back() {
+        let (_dir, paths) = fixture("0x4000014f\n");
+        let stuck = BusWidthKnob::new(
+            HostCaps::new(&paths),
+            Box::new(|| {
+                Ok(IosBus {
+                    width: 1,
+                    clock_hz: 400_000,
+                })
+            }),
+        );
+        let msg = format!("{:#}", stuck.verify("8").unwrap_err());
+        assert!(
+            msg.contains("did not come back") && msg.contains("400000 Hz"),
+            "{msg}"
+        );
+        let narrow = BusWidthKnob::new(HostCaps::new(&paths), bus(4));
+        let msg = format!("{:#}", narrow.verify("8").unwrap_err());
+        assert!(msg.contains("did not take effect"), "{msg}");
+        assert!(narrow.verify("4").is_ok());
+    }
+
     fn fixture(caps: &str) -> (tempfile::TempDir, MmcPaths) {
         crate::knob::caps::caps_tree(caps, "0x00020000\n", "on\n")
     }
@@ -291,7 +353,7 @@ mod tests {
     #[test]
     fn widening_is_refused_without_force_and_narrowing_allowed() {
         let (_dir, paths) = fixture("0x4000010f\n");
-        let knob = BusWidthKnob::new(HostCaps::new(&paths), Box::new(|| Ok(4)));
+        let knob = BusWidthKnob::new(HostCaps::new(&paths), bus(4));
         let err = knob.check("8", false).unwrap_err().to_string();
         assert!(
             err.contains("came up with 4 bits") && err.contains("--force"),
@@ -309,12 +371,12 @@ mod tests {
     #[test]
     fn an_adopted_snapshot_wins_over_the_caps_found_now() {
         let (_dir, paths) = fixture("0x4000014f\n");
-        let mut first = BusWidthKnob::new(HostCaps::new(&paths), Box::new(|| Ok(8)));
+        let mut first = BusWidthKnob::new(HostCaps::new(&paths), bus(8));
         first.snapshot().unwrap();
         let saved = first.saved().unwrap();
         assert_eq!(saved, "8 caps=0x4000014f control=on");
         let (_now, paths) = fixture("0x4000018f\n");
-        let mut resumed = BusWidthKnob::new(HostCaps::new(&paths), Box::new(|| Ok(4)));
+        let mut resumed = BusWidthKnob::new(HostCaps::new(&paths), bus(4));
         resumed.adopt(&saved).unwrap();
         resumed.snapshot().unwrap();
         assert_eq!(resumed.saved().unwrap(), saved);
@@ -330,14 +392,18 @@ mod tests {
     #[test]
     fn restore_commands_follow_the_testbed_sequence() {
         let (_dir, paths) = fixture("0x4000014f\n");
-        let mut knob = BusWidthKnob::new(HostCaps::new(&paths), Box::new(|| Ok(8)));
+        let mut knob = BusWidthKnob::new(HostCaps::new(&paths), bus(8));
         knob.snapshot().unwrap();
         assert_eq!(knob.original().as_deref(), Some("8"));
         let commands = knob.restore_commands();
         let first = knob.restore_preconditions();
         assert!(
-            first[0].starts_with("test -e ")
-                && first[0].ends_with(
+            first[0].ends_with("!= error || echo mmc0:0001 > /sys/bus/mmc/drivers/mmcblk/unbind"),
+            "{first:?}"
+        );
+        assert!(
+            first[1].starts_with("test -e ")
+                && first[1].ends_with(
                     "/sys/bus/mmc/devices/mmc0:0001/driver || echo mmc0:0001 > \
                      /sys/bus/mmc/drivers/mmcblk/bind"
                 ),

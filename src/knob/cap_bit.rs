@@ -304,7 +304,7 @@ impl Knob for CapBitKnob {
     fn restore_preconditions(&self) -> Vec<String> {
         match self.found {
             // The rebind below unbinds first, which needs the driver bound.
-            Some(_) => vec![self.host.bind_command()],
+            Some(_) => vec![self.host.clear_error_command(), self.host.bind_command()],
             None => Vec::new(),
         }
     }
@@ -371,7 +371,7 @@ mod tests {
         );
         assert!(commands[1].ends_with("/sys/bus/mmc/drivers/mmcblk/unbind"));
         assert!(commands[2].ends_with("/sys/bus/mmc/drivers/mmcblk/bind"));
-        assert!(knob.restore_preconditions()[0].contains("|| echo mmc0:0001 > "));
+        assert!(knob.restore_preconditions()[1].contains("|| echo mmc0:0001 > "));
         // Nothing was switched: nothing to restore, no rebind, no probe.
         knob.restore().unwrap();
         assert!(knob.rebinds_block_device());

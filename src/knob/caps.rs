@@ -84,6 +84,19 @@ impl HostCaps {
                     self.bind_command()
                 );
             }
+            if status == "error" {
+                // A runtime suspend or resume of the card failed (it did not answer: the
+                // mmc core logs "error -110 doing runtime resume" or "... aggressive
+                // suspend"). The PM core then refuses both until a probe sets the status.
+                bail!(
+                    "{} is 'error': a runtime suspend or resume of the card failed (it did not \
+                     answer; see dmesg), and runtime PM refuses to re-initialise it until its \
+                     block driver is bound again: {}; {}",
+                    self.runtime_status.display(),
+                    self.clear_error_command(),
+                    self.bind_command()
+                );
+            }
             if start.elapsed() > timeout {
                 bail!(
                     "{} stayed '{status}' for {:.1} s instead of becoming '{want}': the card \
@@ -135,6 +148,17 @@ impl HostCaps {
         format!(
             "test -e {} || echo {card} > /sys/bus/mmc/drivers/mmcblk/bind",
             driver.unwrap_or_else(|| format!("/sys/bus/mmc/devices/{card}/driver"))
+        )
+    }
+
+    /// Unbinds the card's block driver when its runtime PM is in the error state (see
+    /// `wait_status`): the probe that [`HostCaps::bind_command`] then runs sets the status
+    /// again (`pm_runtime_set_active()` clears the error), so a re-init can come.
+    pub fn clear_error_command(&self) -> String {
+        format!(
+            "test \"$(cat {})\" != error || echo {} > /sys/bus/mmc/drivers/mmcblk/unbind",
+            shell_quote(&self.runtime_status.to_string_lossy()),
+            shell_quote(&self.card)
         )
     }
 

@@ -186,6 +186,29 @@ impl Observer {
 }
 
 impl Observer {
+    /// After an I/O error: whether the card still answers. Reading the card's debugfs
+    /// `status` sends CMD13 (SEND_STATUS, `mmc_dbg_card_status_get()`); a card that
+    /// stopped answering makes it fail (ETIMEDOUT). None when it answers, or for targets
+    /// that are not an MMC card.
+    pub fn card_silent(&self) -> Option<String> {
+        let status = self.env.as_ref()?.paths.card_debugfs.join("status");
+        match std::fs::read_to_string(&status) {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIMEDOUT | libc::EILSEQ | libc::EIO | libc::ENOMEDIUM)
+                ) =>
+            {
+                Some(format!(
+                    "the card does not answer: reading {} (CMD13 SEND_STATUS) failed: {e}; \
+                     see dmesg",
+                    status.display()
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// Size, model and backing file of a block device target (None for files).
     pub fn block_device(&self) -> Option<BlockDeviceId> {
         if self.disk.is_empty() {

@@ -319,9 +319,13 @@ impl Loop<'_> {
             // is still an error, reported as such.
             Err(err) if err.downcast_ref::<Cancelled>().is_some() => return Ok(false),
             Err(mut err) => {
-                // The errno of I/O on a vanished disk misleads (ENOSPC): say it is gone.
+                // The errno of I/O on a vanished disk misleads (ENOSPC): say it is gone;
+                // an EIO from a card that stopped answering: say that.
                 if let Some(failure) = err.downcast_mut::<IoFailure>() {
-                    failure.note = self.target.vanished();
+                    failure.note = self
+                        .target
+                        .vanished()
+                        .or_else(|| self.observer.card_silent());
                 }
                 return Err(err.context(what));
             }

@@ -218,6 +218,22 @@ static u64 data_command(struct emmcsim_host *h, struct mmc_command *cmd,
 	}
 	len = (size_t)data->blocks * SECTOR;
 	ns = emmcsim_bus_ns(&h->bus, SECTOR, data->blocks);
+	switch (emmcsim_fault_data(h, cmd->arg, data->blocks)) {
+	case FAULT_NONE:
+		break;
+	case FAULT_CMD_CRC:
+		cmd->error = -EILSEQ;
+		return 0;
+	case FAULT_CMD_TIMEOUT:
+		cmd->error = -ETIMEDOUT;
+		return 0;
+	case FAULT_DATA_CRC:
+		data->error = -EILSEQ;	/* the data moved, and was found bad */
+		return ns;
+	default:
+		data->error = -ETIMEDOUT;
+		return 0;
+	}
 	if (write)
 		h->stats.write_cmds++;
 	else
@@ -431,12 +447,30 @@ illegal:
 	return ns;
 }
 
+/* xorshift64*: the card's random numbers, from the seed parameter. */
+u64 emmcsim_random(struct emmcsim_card *card)
+{
+	u64 x = card->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	card->rng = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
 int emmcsim_card_init(struct emmcsim_card *card)
 {
+	u32 b = emmcsim_param(P_BOOT_OFFSET_PERMILLE) * 1000;
+
 	memset(card, 0, sizeof(*card));
 	card->ocr = SIM_OCR;
 	card->state = R1_STATE_IDLE;
 	card->rng = 0x9e3779b97f4a7c15ULL ^ (u64)emmcsim_param(P_SEED);
+	/* This boot's offset: uniform on the integers -b..b ppm, the first draw. */
+	if (b)
+		card->boot_ppm = (s32)((u32)(emmcsim_random(card) >> 32) % (2 * b + 1)) -
+				 (s32)b;
 	emmcsim_regs_init(card);
 	return emmcsim_store_init(&card->store,
 				  (unsigned long)emmcsim_param(P_STORE_LIMIT_MB) << (20 - PAGE_SHIFT));

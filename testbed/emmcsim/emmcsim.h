@@ -47,10 +47,28 @@ enum emmcsim_param_id {
 	P_PAGE_BOUNDARY_NS,
 	P_OPEN_AUS,
 	P_GC_NS,
+	P_BOOT_OFFSET_PERMILLE,
+	P_FAULT_KIND,
+	P_FAULT_AFTER,
+	P_FAULT_SECTOR,
+	P_FAULT_SECTORS,
+	P_STOP_AFTER,
 	P_COUNT
 };
 
 int emmcsim_param(enum emmcsim_param_id id);
+/* How many times the parameter was written: a fault re-arms on every write. */
+unsigned int emmcsim_param_writes(enum emmcsim_param_id id);
+
+/* fault_kind: what a faulted data command gets (fault.c). */
+enum emmcsim_fault_kind {
+	FAULT_NONE,
+	FAULT_CMD_CRC,		/* -EILSEQ on the command: not executed */
+	FAULT_DATA_CRC,		/* -EILSEQ on the data: nothing programmed or delivered */
+	FAULT_CMD_TIMEOUT,	/* -ETIMEDOUT on the command: not executed */
+	FAULT_DATA_TIMEOUT,	/* -ETIMEDOUT on the data: not executed */
+	FAULT_KINDS
+};
 
 /* The card's memory: 4 KiB pages allocated on first write; unwritten reads as zero. */
 struct emmcsim_store {
@@ -87,6 +105,17 @@ struct emmcsim_stats {
 	u64 erase_block_crossings;
 	u64 page_crossings;
 	u64 au_gcs;
+	u64 faults;
+	u64 unanswered;
+};
+
+/* The faults' state: countdowns armed by writes of their parameters (fault.c). */
+struct emmcsim_faults {
+	unsigned int after_writes;	/* emmcsim_param_writes(P_FAULT_AFTER) seen */
+	unsigned int after_left;	/* data commands until the fault, 0: none armed */
+	unsigned int stop_writes;
+	unsigned int stop_left;		/* requests until the card stops answering */
+	bool stopped;
 };
 
 #define EMMCSIM_MAX_PACKED 63
@@ -143,6 +172,7 @@ struct emmcsim_card {
 	struct emmcsim_store store;
 	struct emmcsim_open_aus open_aus;
 	u64 rng;
+	s32 boot_ppm;		/* this boot's offset, parts per million, drawn at load */
 };
 
 /* What the core set with set_ios: the bus the timing model moves data over. */
@@ -162,10 +192,12 @@ struct emmcsim_host {
 	struct emmcsim_card card;
 	struct emmcsim_bus bus;
 	struct emmcsim_stats stats;
+	struct emmcsim_faults faults;
 	struct dentry *debugfs;
 };
 
 /* card.c */
+u64 emmcsim_random(struct emmcsim_card *card);
 int emmcsim_card_init(struct emmcsim_card *card);
 void emmcsim_card_free(struct emmcsim_card *card);
 void emmcsim_card_power_off(struct emmcsim_card *card);
@@ -178,6 +210,10 @@ void emmcsim_regs_init(struct emmcsim_card *card);
 /* CMD6 SWITCH of EXT_CSD byte index: 0, or the R1 bits of the refusal. */
 u32 emmcsim_regs_switch(struct emmcsim_card *card, u8 access, u8 index, u8 value);
 void emmcsim_regs_power_off(struct emmcsim_card *card);
+
+/* fault.c: whether the card answers this request; the fault of a data command. */
+bool emmcsim_fault_unanswered(struct emmcsim_host *h);
+enum emmcsim_fault_kind emmcsim_fault_data(struct emmcsim_host *h, u32 sector, u32 blocks);
 
 /* flash.c: the geometry's costs for a transfer of len bytes at byte address addr. */
 u64 emmcsim_flash_boundary_ns(struct emmcsim_host *h, u64 addr, u64 len);

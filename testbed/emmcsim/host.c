@@ -20,24 +20,17 @@
 
 static struct platform_device *emmcsim_pdev;
 
-/* xorshift64*: the jitter's random numbers, from the seed parameter. */
-static u64 emmcsim_random(struct emmcsim_card *card)
-{
-	u64 x = card->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	card->rng = x;
-	return x * 0x2545f4914f6cdd1dULL;
-}
-
-/* A request's time x (1 + u / 1000), u uniform on the integers -j..j. */
-static u64 emmcsim_jitter(struct emmcsim_host *h, u64 ns)
+/*
+ * A request's time x (1 + o) x (1 + u / 1000): o is this boot's offset (drawn at load,
+ * card.c), u uniform on the integers -j..j.
+ */
+static u64 emmcsim_noise(struct emmcsim_host *h, u64 ns)
 {
 	u32 j = emmcsim_param(P_JITTER_PERMILLE);
 	u32 k;
 
+	if (h->card.boot_ppm)
+		ns = div_u64(ns * (u64)(1000000 + h->card.boot_ppm), 1000000);
 	if (!j)
 		return ns;
 	/* k uniform on 0..2j (the 32-bit modulo bias is < 1e-6 for j <= 500) */
@@ -60,6 +53,40 @@ static enum hrtimer_restart emmcsim_done(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
+/* The card answers nothing (stop_after): each command times out, no data moves. */
+static u64 emmcsim_unanswered(struct emmcsim_host *h, struct mmc_request *mrq)
+{
+	if (mrq->sbc)
+		mrq->sbc->error = -ETIMEDOUT;
+	mrq->cmd->error = -ETIMEDOUT;
+	if (mrq->data) {
+		mrq->data->error = -ETIMEDOUT;
+		mrq->data->bytes_xfered = 0;
+	}
+	if (mrq->stop)
+		mrq->stop->error = -ETIMEDOUT;
+	return emmcsim_cmd_ns(&h->bus, 48);
+}
+
+/* Executes the request's commands on the card; returns the model's time for them. */
+static u64 emmcsim_execute(struct emmcsim_host *h, struct mmc_request *mrq)
+{
+	u64 ns = 0;
+
+	if (mrq->sbc)
+		ns += emmcsim_card_command(h, mrq->sbc, NULL);
+	if (mrq->sbc && mrq->sbc->error)
+		return ns;
+	ns += emmcsim_card_command(h, mrq->cmd, mrq->data);
+	/*
+	 * The stop of an open-ended transfer; with CMD23, only after an error. It carries
+	 * no data of its own (the transfer's result stays as it is).
+	 */
+	if (mrq->data && mrq->stop && (!mrq->sbc || mrq->cmd->error || mrq->data->error))
+		ns += emmcsim_card_command(h, mrq->stop, NULL);
+	return ns;
+}
+
 static void emmcsim_request(struct mmc_host *mmc, struct mmc_request *mrq)
 {
 	struct emmcsim_host *h = mmc_priv(mmc);
@@ -68,19 +95,11 @@ static void emmcsim_request(struct mmc_host *mmc, struct mmc_request *mrq)
 
 	mutex_lock(&h->lock);
 	h->stats.requests++;
-	if (mrq->sbc)
-		ns += emmcsim_card_command(h, mrq->sbc, NULL);
-	if (!mrq->sbc || !mrq->sbc->error) {
-		ns += emmcsim_card_command(h, mrq->cmd, mrq->data);
-		/*
-		 * The stop of an open-ended transfer; with CMD23, only after an error. It
-		 * carries no data of its own (the transfer's result stays as it is).
-		 */
-		if (mrq->data && mrq->stop &&
-		    (!mrq->sbc || mrq->cmd->error || mrq->data->error))
-			ns += emmcsim_card_command(h, mrq->stop, NULL);
-	}
-	ns = emmcsim_jitter(h, ns);
+	if (emmcsim_fault_unanswered(h))
+		ns = emmcsim_unanswered(h, mrq);
+	else
+		ns = emmcsim_execute(h, mrq);
+	ns = emmcsim_noise(h, ns);
 	h->stats.model_ns += ns;
 	mutex_unlock(&h->lock);
 
@@ -160,6 +179,8 @@ static int emmcsim_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "packed_failures %llu\nswitches %llu\nerases %llu\n",
 		   s.packed_failures, s.switches, s.erases);
 	seq_printf(m, "model_ns %llu\nstore_pages %lu\n", s.model_ns, pages);
+	seq_printf(m, "boot_offset_ppm %d\nfaults %llu\nunanswered %llu\n", h->card.boot_ppm,
+		   s.faults, s.unanswered);
 	seq_printf(m, "erase_block_crossings %llu\npage_crossings %llu\nau_gcs %llu\n",
 		   s.erase_block_crossings, s.page_crossings, s.au_gcs);
 	return 0;

@@ -21,6 +21,7 @@ struct emmcsim_param_def {
 	int min;
 	int max;
 	const char *rule;	/* extra rule, said in the refusal */
+	unsigned int writes;	/* successful writes, for the faults' countdowns */
 };
 
 /*
@@ -57,11 +58,24 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	[P_PAGE_BOUNDARY_NS]	= { "page_boundary_ns", 0, 0, 100000000, NULL },
 	[P_OPEN_AUS]		= { "open_aus", 0, 0, EMMCSIM_MAX_OPEN_AUS, "0: no limit" },
 	[P_GC_NS]		= { "gc_ns", 0, 0, 1000000000, NULL },
+	[P_BOOT_OFFSET_PERMILLE] = { "boot_offset_permille", 0, 0, 200, NULL },
+	/* Faults (fault.c): none by default. */
+	[P_FAULT_KIND]		= { "fault_kind", 0, 0, FAULT_KINDS - 1,
+				    "0 none, 1 command CRC, 2 data CRC, 3 command timeout, 4 data timeout" },
+	[P_FAULT_AFTER]		= { "fault_after", 0, 0, INT_MAX, NULL },
+	[P_FAULT_SECTOR]	= { "fault_sector", 0, 0, INT_MAX, NULL },
+	[P_FAULT_SECTORS]	= { "fault_sectors", 0, 0, INT_MAX, NULL },
+	[P_STOP_AFTER]		= { "stop_after", 0, 0, INT_MAX, NULL },
 };
 
 int emmcsim_param(enum emmcsim_param_id id)
 {
 	return READ_ONCE(defs[id].value);
+}
+
+unsigned int emmcsim_param_writes(enum emmcsim_param_id id)
+{
+	return READ_ONCE(defs[id].writes);
 }
 
 static bool emmcsim_param_ok(const struct emmcsim_param_def *d, int v)
@@ -88,6 +102,7 @@ static int emmcsim_param_set(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	WRITE_ONCE(d->value, v);
+	WRITE_ONCE(d->writes, d->writes + 1);
 	return 0;
 }
 
@@ -121,7 +136,10 @@ EMMCSIM_PARAM(P_MAX_PACKED_READS, max_packed_reads, 0444,
 	      "EXT_CSD MAX_PACKED_READS, 0..63");
 EMMCSIM_PARAM(P_STORE_LIMIT_MB, store_limit_mb, 0444,
 	      "most guest RAM the written data may take, MiB; writes past it fail");
-EMMCSIM_PARAM(P_SEED, seed, 0444, "seed of the jitter's random numbers");
+EMMCSIM_PARAM(P_SEED, seed, 0444,
+	      "seed of the random numbers (this boot's offset, the jitter)");
+EMMCSIM_PARAM(P_BOOT_OFFSET_PERMILLE, boot_offset_permille, 0444,
+	      "every time x (1 + o), o drawn once at load, uniform in +-b/1000");
 EMMCSIM_PARAM(P_FAIL_PACKED_ENTRY, fail_packed_entry, 0644,
 	      "fault: entry k (1-based) of every packed write fails, 0 = none");
 /* The timing model; writable at run time, like the fault above. */
@@ -154,3 +172,14 @@ EMMCSIM_PARAM(P_OPEN_AUS, open_aus, 0644,
 	      "erase blocks the card keeps open for writing, 0..32; 0: no limit");
 EMMCSIM_PARAM(P_GC_NS, gc_ns, 0644,
 	      "ns to close an open unit when a write opens one more than open_aus");
+/* Faults (fault.c); writable at run time, each write re-arms its countdown. */
+EMMCSIM_PARAM(P_FAULT_KIND, fault_kind, 0644,
+	      "what a faulted data command gets: 0 none, 1 command CRC, 2 data CRC, 3 command timeout, 4 data timeout");
+EMMCSIM_PARAM(P_FAULT_AFTER, fault_after, 0644,
+	      "N > 0: the Nth data command from this write faults, once");
+EMMCSIM_PARAM(P_FAULT_SECTOR, fault_sector, 0644,
+	      "first sector of the range whose data commands fault");
+EMMCSIM_PARAM(P_FAULT_SECTORS, fault_sectors, 0644,
+	      "sectors in that range, 0: none");
+EMMCSIM_PARAM(P_STOP_AFTER, stop_after, 0644,
+	      "N > 0: after N more requests the card answers nothing; 0: it answers");
