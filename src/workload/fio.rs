@@ -1,6 +1,6 @@
-//! One job in fio's words: the translation of a [`JobSpec`] into fio options, which
-//! `mmcab export fio` writes as the job file's `key=value` lines, typed so that a reader
-//! can also be shown the short form (`bs=4k`).
+//! One job in fio's words: the one translation of a [`JobSpec`] into fio options, which
+//! `mmcab export fio` writes as the job file's `key=value` lines and the report's setup
+//! section shows as the job's parameters, so the two never disagree.
 //!
 //! What the translation decides (each checked against fio 3.33's documentation):
 //! - `engine = "sync"` is fio's `psync` (pread/pwrite), `io_uring` is `io_uring`;
