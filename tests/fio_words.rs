@@ -4,8 +4,8 @@
 //! the parameters the report shows (`report::setup`, the setup section of the mail text,
 //! report.md and report.json) are the `key=value` lines `mmcab export fio` writes for it
 //! (the report writes sizes and times short, `4k` and `10s`, the job file in bytes and
-//! milliseconds: the same values as fio reads them, `kb_base=1024`), and the comments on
-//! what fio cannot do are in the report's words too. fio accepts each exported job file
+//! milliseconds: the same values as fio reads them, `kb_base=1024`), and the job file's
+//! comments on what fio cannot do are in the report's note naming the job's workload. fio accepts each exported job file
 //! and a job file of the report's words (`fio --parse-only`, with `TARGET` set for the
 //! export's `filename=${TARGET}`); without fio installed that part is skipped, saying so.
 //!
@@ -14,7 +14,7 @@
 
 use mmcab::export::fio::{job_file, FioOptions};
 use mmcab::plan::spec::Plan;
-use mmcab::report::setup::{job_words, workload_lines};
+use mmcab::report::setup::{job_words, plan_lines};
 use mmcab::workload::job::scaled;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -125,9 +125,10 @@ fn check_plan(from: &str, text: &str, scale: u32) -> (String, String) {
     };
     let exported = job_file(&plan, from, &opts).expect("export");
     let exported_sections = sections(&exported);
+    let names: Vec<String> = plan.workload.iter().map(|w| w.name.clone()).collect();
+    let lines = plan_lines(&plan, &names, scale);
     let mut words_file = String::from("[global]\nfilename=${TARGET}\n");
-    for workload in &plan.workload {
-        let line = workload_lines(workload, scale);
+    for (workload, line) in plan.workload.iter().zip(&lines) {
         for job in workload.job.iter().map(|j| scaled(j, scale)) {
             let words = job_words(&job);
             let at = format!("{from}: {}.{}", workload.name, job.name);
@@ -147,10 +148,11 @@ fn check_plan(from: &str, text: &str, scale: u32) -> (String, String) {
             let shown: Vec<String> = words.split(' ').map(exact).collect();
             assert_eq!(shown, section.options, "{at}: the report shows {words}");
             for comment in &section.comments {
-                assert!(
-                    line.contains(comment.as_str()),
-                    "{at}: '{comment}' not in {line}"
-                );
+                let said = lines[names.len()..].iter().any(|note| {
+                    let (about, text) = note.split_once(": ").expect("names: note");
+                    about.split(", ").any(|n| n == workload.name) && text.contains(comment)
+                });
+                assert!(said, "{at}: '{comment}' not said for it in {lines:#?}");
             }
             words_file.push_str(&format!("[{}.{}]\n", workload.name, job.name));
             for pair in words.split(' ') {

@@ -113,28 +113,46 @@ fn iozone_words(job: &JobSpec) -> String {
 }
 
 /// One line per workload: `seq-write: dd-write: rw=write bs=1M ...`, one job after the
-/// other (`; `) when it has several, then what fio cannot be told (each note once).
+/// other (`; `) when it has several.
 pub fn workload_lines(spec: &WorkloadSpec, scale_down: u32) -> String {
-    let jobs: Vec<JobSpec> = spec.job.iter().map(|j| scaled(j, scale_down)).collect();
-    let words: Vec<String> = jobs
+    let words: Vec<String> = spec
+        .job
         .iter()
-        .map(|j| format!("{}: {}", j.name, job_words(j)))
+        .map(|j| format!("{}: {}", j.name, job_words(&scaled(j, scale_down))))
         .collect();
     let window = if spec.shared_window {
         "; all jobs in one time window (each wraps until the longest is done)"
     } else {
         ""
     };
-    let mut notes: Vec<FioNote> = Vec::new();
-    for job in jobs.iter().filter(|j| !j.rw.is_iozone()) {
-        for note in fio_job(job, None).notes {
-            if !notes.contains(&note) {
-                notes.push(note);
+    format!("{}: {}{window}", spec.name, words.join("; "))
+}
+
+/// The lines of `workloads` of `plan`, then what fio cannot be told about their jobs
+/// (the fio export's comments), each note once with the workloads it is about:
+/// `seq-4k, seq-16k: mmcab engine = "ioctl" (...) has no fio engine: ...`.
+pub fn plan_lines(plan: &Plan, workloads: &[String], scale_down: u32) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut notes: Vec<(FioNote, Vec<&str>)> = Vec::new();
+    for w in workloads {
+        let Some(spec) = plan.workload(w) else {
+            lines.push(format!("{w}: not in the recorded plan"));
+            continue;
+        };
+        lines.push(workload_lines(spec, scale_down));
+        let jobs = spec.job.iter().filter(|j| !j.rw.is_iozone());
+        for note in jobs.flat_map(|j| fio_job(&scaled(j, scale_down), None).notes) {
+            match notes.iter_mut().find(|(n, _)| *n == note) {
+                Some((_, names)) if names.contains(&w.as_str()) => {}
+                Some((_, names)) => names.push(w),
+                None => notes.push((note, vec![w])),
             }
         }
     }
-    let notes: String = notes.iter().map(|n| format!("; {}", n.text())).collect();
-    format!("{}: {}{window}{notes}", spec.name, words.join("; "))
+    for (note, names) in notes {
+        lines.push(format!("{}: {}", names.join(", "), note.text()));
+    }
+    lines
 }
 
 /// One line per workload measured, from the plan recorded in meta.json.
@@ -146,13 +164,7 @@ pub fn workload_section(meta: &Meta, workloads: &[String]) -> SetupSection {
         "Workloads (fio's words):".to_string()
     };
     let lines = match toml::from_str::<Plan>(&meta.plan_text) {
-        Ok(plan) => workloads
-            .iter()
-            .map(|w| match plan.workload(w) {
-                Some(spec) => workload_lines(spec, scale),
-                None => format!("{w}: not in the recorded plan"),
-            })
-            .collect(),
+        Ok(plan) => plan_lines(&plan, workloads, scale),
         Err(_) => vec!["parameters not recorded: meta.json's plan_text is not a plan".into()],
     };
     SetupSection { title, lines }
@@ -207,25 +219,34 @@ mod tests {
             "<512 bytes: not whole KiB, which iozone needs>"
         );
         assert_eq!(hz(52_000_000), "52 MHz");
+        assert_eq!(hz(25_500_000), "25.5 MHz");
     }
 
     #[test]
-    fn what_fio_cannot_be_told_is_said_once_per_workload() {
-        let w: WorkloadSpec = toml::from_str(
-            "name = \"p\"\n[[job]]\nname = \"a\"\nrw = \"write\"\nengine = \"ioctl\"\n\
-             [[job]]\nname = \"b\"\nrw = \"randwrite\"\nengine = \"ioctl\"\n",
+    fn what_fio_cannot_be_told_is_said_once_after_the_workloads() {
+        let plan: Plan = toml::from_str(
+            "name = \"p\"\n\
+             [[workload]]\nname = \"a\"\n\
+             [[workload.job]]\nname = \"w\"\nrw = \"write\"\nengine = \"ioctl\"\n\
+             [[workload.job]]\nname = \"r\"\nrw = \"randwrite\"\nengine = \"ioctl\"\n\
+             [[workload]]\nname = \"b\"\n\
+             [[workload.job]]\nname = \"w\"\nrw = \"write\"\nengine = \"ioctl\"\n\
+             [[workload]]\nname = \"c\"\n\
+             [[workload.job]]\nname = \"w\"\nrw = \"write\"\n",
         )
         .unwrap();
-        let line = workload_lines(&w, 1);
+        let names = ["a", "b", "c", "d"].map(String::from);
+        let lines = plan_lines(&plan, &names, 1);
+        assert_eq!(lines.len(), 5, "{lines:#?}");
         assert!(
-            line.starts_with("p: a: rw=write bs=4k ioengine=psync "),
-            "{line}"
+            lines[0].starts_with("a: w: rw=write bs=4k ioengine=psync "),
+            "{lines:#?}"
         );
-        assert_eq!(line.matches("has no fio engine").count(), 1, "{line}");
+        assert_eq!(lines[3], "d: not in the recorded plan");
         assert!(
-            line.ends_with("psync through the block layer is the nearest"),
-            "{line}"
+            lines[4].starts_with("a, b: mmcab engine = \"ioctl\" (CMD23")
+                && lines[4].ends_with("psync through the block layer is the nearest"),
+            "{lines:#?}"
         );
-        assert_eq!(hz(25_500_000), "25.5 MHz");
     }
 }
