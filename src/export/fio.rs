@@ -1,35 +1,28 @@
 //! `mmcab export fio PLAN`: the plan's workloads as a fio job file, so a reviewer can
 //! re-run a workload with fio and compare.
 //!
-//! The plan keys are fio's words already (see [`crate::workload::spec`]), so most lines
-//! are copied. What the translation adds or changes, each a comment in the file:
+//! The plan keys are fio's words already (see [`crate::workload::spec`]); each job's
+//! options and the comments on what fio cannot do come from [`crate::workload::fio`],
+//! the translation the report's setup section shows too. What the file adds:
 //! - one mmcab workload = one fio reporting group: its jobs run at the same time, the
 //!   first job carries `stonewall` (wait for the previous workload, start a new group),
 //!   and `group_reporting` sums the group like mmcab's `all` row;
-//! - `engine = "sync"` is fio's `psync` (pread/pwrite), `io_uring` is `io_uring`;
-//!   `ioctl` (raw commands through the MMC ioctl) and `packed` have no fio equivalent:
-//!   psync through the block layer, and a comment saying so;
-//! - random jobs get `norandommap`: mmcab's random offsets are uniform and may repeat,
-//!   fio's random map would visit every block once;
 //! - `rw = "iozone-random"` (every record once in a fixed shuffle, a read pass then a
 //!   write pass) becomes two groups, `randread` then `randwrite`, over the same region with
 //!   fio's random map on (every block once per pass, in fio's order, not iozone's);
 //!   `rw = "iozone"` adds the sequential write and rewrite passes of `-i 0` before them;
 //! - `shared_window` has no fio option: a comment says so;
-//! - `pattern = "zeros"` is `zero_buffers`; `random` is fio's default buffer contents;
-//! - `verify = true` has no exact fio equivalent (mmcab's block header differs): a
-//!   comment says what mmcab checks, and writing jobs get fio's `verify=crc32c`;
 //! - sizes are in bytes after `--scale-down`, as mmcab computes them; times in ms.
 //!
 //! The target is `filename=${TARGET}` (fio expands environment variables in job files)
 //! unless a target is given.
 
 use crate::plan::spec::Plan;
+use crate::workload::fio::fio_job;
 use crate::workload::job::scaled;
-use crate::workload::spec::{Engine, JobSpec, Pattern, Rw, WorkloadSpec};
+use crate::workload::spec::{JobSpec, Rw, WorkloadSpec};
 use anyhow::{bail, Result};
 use std::fmt::Write;
-use std::time::Duration;
 
 /// What `mmcab export fio` takes besides the plan.
 #[derive(Debug, Clone, Default)]
@@ -145,94 +138,21 @@ fn write_workload(out: &mut String, workload: &WorkloadSpec, scale_down: u32) {
     }
 }
 
-/// fio's time syntax in milliseconds.
-fn ms(d: Duration) -> String {
-    format!("{}ms", d.as_millis().max(1))
-}
-
-/// One fio job section; `rw_override` is the pass of an iozone-random job.
-fn write_job(out: &mut String, name: &str, job: &JobSpec, first: bool, rw_override: Option<&str>) {
+/// One fio job section; `pass` is the `rw` of one iozone pass.
+fn write_job(out: &mut String, name: &str, job: &JobSpec, first: bool, pass: Option<&str>) {
     let _ = writeln!(out, "[{name}]");
     if first {
         out.push_str("stonewall\n");
     }
-    for (key, value) in fio_keys(job, rw_override) {
-        let _ = writeln!(out, "{key}={value}");
+    let fio = fio_job(job, pass);
+    for pair in fio.exact_pairs() {
+        let _ = writeln!(out, "{pair}");
     }
-    if job.engine == Engine::Ioctl {
-        out.push_str(
-            "; mmcab engine = \"ioctl\" (CMD23 + CMD18/CMD25 through the MMC ioctl, past the\n\
-             ; block layer) has no fio engine: psync through the block layer is the nearest\n",
-        );
+    for note in &fio.notes {
+        for line in note.lines() {
+            let _ = writeln!(out, "; {line}");
+        }
     }
-    if let Some(packed) = job.packed.filter(|p| p.is_on()) {
-        let _ = writeln!(
-            out,
-            "; mmcab packed = {packed}: packed commands have no fio equivalent"
-        );
-    }
-    if job.verify {
-        out.push_str(
-            "; mmcab verify: a header (offset, run id, sequence) and a CRC32 in every block;\n\
-             ; fio's verify=crc32c is the nearest check, with fio's own header\n",
-        );
-    }
-}
-
-/// The job's fio keys and values, in the order they are written; keys at fio's default
-/// are left out.
-fn fio_keys(job: &JobSpec, rw_override: Option<&str>) -> Vec<(&'static str, String)> {
-    let rw = rw_override.unwrap_or(match job.rw {
-        Rw::Read => "read",
-        Rw::Write => "write",
-        Rw::RandRead => "randread",
-        Rw::RandWrite => "randwrite",
-        Rw::RandRw | Rw::IozoneRandom | Rw::Iozone => "randrw",
-    });
-    let engine = match job.engine {
-        Engine::Sync | Engine::Ioctl => "psync",
-        Engine::IoUring => "io_uring",
-    };
-    let random_offsets = job.rw.is_random() && !job.rw.is_iozone();
-    let flag = |on: bool| on.then(|| "1".to_string());
-    let nonzero = |v: u64| (v > 0).then(|| v.to_string());
-    let keys: [(&'static str, Option<String>); 19] = [
-        ("rw", Some(rw.to_string())),
-        (
-            "rwmixread",
-            job.rwmixread
-                .filter(|_| job.rw == Rw::RandRw)
-                .map(|p| p.to_string()),
-        ),
-        ("bs", Some(job.bs.to_string())),
-        ("size", job.size.map(|v| v.to_string())),
-        ("io_size", job.io_size.map(|v| v.to_string())),
-        ("offset", nonzero(job.offset)),
-        ("offset_increment", nonzero(job.offset_increment)),
-        (
-            "numjobs",
-            (job.numjobs > 1).then(|| job.numjobs.to_string()),
-        ),
-        ("ioengine", Some(engine.to_string())),
-        ("iodepth", Some(job.iodepth.to_string())),
-        ("direct", Some(u8::from(job.direct).to_string())),
-        ("fsync", nonzero(u64::from(job.fsync))),
-        ("end_fsync", flag(job.end_fsync)),
-        ("runtime", job.runtime.map(ms)),
-        ("time_based", flag(job.time_based)),
-        ("ramp_time", job.ramp_time.map(ms)),
-        ("norandommap", flag(random_offsets)),
-        ("randseed", job.randseed.map(|s| s.to_string())),
-        ("zero_buffers", flag(job.pattern == Pattern::Zeros)),
-    ];
-    let mut out: Vec<(&'static str, String)> = keys
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k, v)))
-        .collect();
-    if job.verify && job.rw.writes() {
-        out.push(("verify", "crc32c".to_string()));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,35 +1,18 @@
 //! What was run, so that a report stands alone in a mail: per config its knob settings
 //! and the bus settings (width, timing, clock) read from debugfs `ios` when the config
 //! was first verified, before its first run; per workload the parameters of its jobs in
-//! fio's words (iozone's for `rw = "iozone"` jobs), with `--scale-down` applied.
+//! fio's words, the options and notes `mmcab export fio` writes for them (one
+//! translation: [`crate::workload::fio`]; iozone's words for `rw = "iozone"` jobs), with
+//! `--scale-down` applied.
 //! Everything comes from meta.json: the configs' recorded `ios` and the plan's text.
 
 use super::model::SetupSection;
 use crate::device::Ios;
 use crate::plan::spec::Plan;
 use crate::record::Meta;
+use crate::workload::fio::{fio_job, FioNote};
 use crate::workload::job::scaled;
-use crate::workload::spec::{Engine, JobSpec, Pattern, Rw, WorkloadSpec};
-use std::time::Duration;
-
-/// A size as fio writes it: `4k`, `1M`, `256M`, `1G` (binary multiples, as fio reads
-/// them), or bytes.
-pub fn fio_size(bytes: u64) -> String {
-    for (shift, unit) in [(30, "G"), (20, "M"), (10, "k")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
-            return format!("{}{unit}", bytes >> shift);
-        }
-    }
-    bytes.to_string()
-}
-
-fn fio_time(d: Duration) -> String {
-    if d.subsec_nanos() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
-}
+use crate::workload::spec::{JobSpec, Rw, WorkloadSpec};
 
 fn hz(v: u64) -> String {
     let mhz = v as f64 / 1e6;
@@ -80,67 +63,14 @@ pub fn config_section(meta: &Meta, configs: &[String]) -> SetupSection {
     }
 }
 
-/// The parameters of one job in fio's words (iozone's for iozone jobs).
+/// The parameters of one job: its options as `mmcab export fio` writes them (the one
+/// translation, [`fio_job`]), sizes and times in fio's short form (`bs=4k`,
+/// `runtime=10s`); iozone's command line for iozone jobs.
 pub fn job_words(job: &JobSpec) -> String {
     if job.rw.is_iozone() {
         return iozone_words(job);
     }
-    let mut w: Vec<String> = vec![format!("rw={}", job.rw.as_str())];
-    if let Some(p) = job.rwmixread {
-        w.push(format!("rwmixread={p}"));
-    }
-    w.push(format!("bs={}", fio_size(job.bs)));
-    if let Some(s) = job.size {
-        w.push(format!("size={}", fio_size(s)));
-    }
-    if let Some(s) = job.io_size {
-        w.push(format!("io_size={}", fio_size(s)));
-    }
-    if job.offset > 0 {
-        w.push(format!("offset={}", fio_size(job.offset)));
-    }
-    if job.numjobs > 1 {
-        w.push(format!("numjobs={}", job.numjobs));
-        if job.offset_increment > 0 {
-            w.push(format!(
-                "offset_increment={}",
-                fio_size(job.offset_increment)
-            ));
-        }
-    }
-    w.push(format!("direct={}", u8::from(job.direct)));
-    w.push(format!(
-        "ioengine={}",
-        match job.engine {
-            Engine::Sync => "psync",
-            Engine::IoUring => "io_uring",
-            // No fio engine does this: mmcab's CMD23 + CMD18/CMD25 through the MMC ioctl.
-            Engine::Ioctl => "mmc-ioctl(mmcab)",
-        }
-    ));
-    w.push(format!("iodepth={}", job.iodepth));
-    if let Some(r) = job.ramp_time {
-        w.push(format!("ramp_time={}", fio_time(r)));
-    }
-    if let Some(r) = job.runtime {
-        w.push(format!("runtime={}", fio_time(r)));
-    }
-    if job.time_based {
-        w.push("time_based".into());
-    }
-    if job.fsync > 0 {
-        w.push(format!("fsync={}", job.fsync));
-    }
-    if job.end_fsync {
-        w.push("end_fsync=1".into());
-    }
-    if job.pattern == Pattern::Zeros {
-        w.push("zero_buffers".into());
-    }
-    if job.verify {
-        w.push("verify=crc32".into());
-    }
-    w.join(" ")
+    fio_job(job, None).short_pairs().join(" ")
 }
 
 /// A size as iozone's `-r` and `-s` take it: a bare number is KiB ("in Kbytes"), `k`,
@@ -185,7 +115,7 @@ fn iozone_words(job: &JobSpec) -> String {
 /// One line per workload: `seq-write: dd-write: rw=write bs=1M ...`, one job after the
 /// other (`; `) when it has several.
 pub fn workload_lines(spec: &WorkloadSpec, scale_down: u32) -> String {
-    let jobs: Vec<String> = spec
+    let words: Vec<String> = spec
         .job
         .iter()
         .map(|j| format!("{}: {}", j.name, job_words(&scaled(j, scale_down))))
@@ -195,7 +125,34 @@ pub fn workload_lines(spec: &WorkloadSpec, scale_down: u32) -> String {
     } else {
         ""
     };
-    format!("{}: {}{window}", spec.name, jobs.join("; "))
+    format!("{}: {}{window}", spec.name, words.join("; "))
+}
+
+/// The lines of `workloads` of `plan`, then what fio cannot be told about their jobs
+/// (the fio export's comments), each note once with the workloads it is about:
+/// `seq-4k, seq-16k: mmcab engine = "ioctl" (...) has no fio engine: ...`.
+pub fn plan_lines(plan: &Plan, workloads: &[String], scale_down: u32) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut notes: Vec<(FioNote, Vec<&str>)> = Vec::new();
+    for w in workloads {
+        let Some(spec) = plan.workload(w) else {
+            lines.push(format!("{w}: not in the recorded plan"));
+            continue;
+        };
+        lines.push(workload_lines(spec, scale_down));
+        let jobs = spec.job.iter().filter(|j| !j.rw.is_iozone());
+        for note in jobs.flat_map(|j| fio_job(&scaled(j, scale_down), None).notes) {
+            match notes.iter_mut().find(|(n, _)| *n == note) {
+                Some((_, names)) if names.contains(&w.as_str()) => {}
+                Some((_, names)) => names.push(w),
+                None => notes.push((note, vec![w])),
+            }
+        }
+    }
+    for (note, names) in notes {
+        lines.push(format!("{}: {}", names.join(", "), note.text()));
+    }
+    lines
 }
 
 /// One line per workload measured, from the plan recorded in meta.json.
@@ -207,13 +164,7 @@ pub fn workload_section(meta: &Meta, workloads: &[String]) -> SetupSection {
         "Workloads (fio's words):".to_string()
     };
     let lines = match toml::from_str::<Plan>(&meta.plan_text) {
-        Ok(plan) => workloads
-            .iter()
-            .map(|w| match plan.workload(w) {
-                Some(spec) => workload_lines(spec, scale),
-                None => format!("{w}: not in the recorded plan"),
-            })
-            .collect(),
+        Ok(plan) => plan_lines(&plan, workloads, scale),
         Err(_) => vec!["parameters not recorded: meta.json's plan_text is not a plan".into()],
     };
     SetupSection { title, lines }
@@ -236,13 +187,13 @@ mod tests {
             job_words(&job(
                 "rw = \"write\"\nbs = \"1MiB\"\nsize = \"4MiB\"\npattern = \"zeros\"\nend_fsync = true"
             )),
-            "rw=write bs=1M size=4M direct=1 ioengine=psync iodepth=1 end_fsync=1 zero_buffers"
+            "rw=write bs=1M size=4M ioengine=psync iodepth=1 direct=1 end_fsync=1 zero_buffers=1"
         );
         assert_eq!(
             job_words(&job(
                 "rw = \"randread\"\nengine = \"io_uring\"\niodepth = 32\nruntime = \"10s\""
             )),
-            "rw=randread bs=4k direct=1 ioengine=io_uring iodepth=32 runtime=10s"
+            "rw=randread bs=4k ioengine=io_uring iodepth=32 direct=1 runtime=10s norandommap=1"
         );
         assert_eq!(
             job_words(&scaled(
@@ -257,7 +208,6 @@ mod tests {
             )),
             "iozone -i 0 -i 2 -r 8k -s 1m"
         );
-        assert_eq!(fio_size(1536), "1536");
         // iozone reads a bare -r/-s number as KiB: sizes carry their suffix.
         assert_eq!(
             job_words(&job("rw = \"iozone\"\nbs = \"1M\"\nsize = \"3G\"")),
@@ -270,5 +220,33 @@ mod tests {
         );
         assert_eq!(hz(52_000_000), "52 MHz");
         assert_eq!(hz(25_500_000), "25.5 MHz");
+    }
+
+    #[test]
+    fn what_fio_cannot_be_told_is_said_once_after_the_workloads() {
+        let plan: Plan = toml::from_str(
+            "name = \"p\"\n\
+             [[workload]]\nname = \"a\"\n\
+             [[workload.job]]\nname = \"w\"\nrw = \"write\"\nengine = \"ioctl\"\n\
+             [[workload.job]]\nname = \"r\"\nrw = \"randwrite\"\nengine = \"ioctl\"\n\
+             [[workload]]\nname = \"b\"\n\
+             [[workload.job]]\nname = \"w\"\nrw = \"write\"\nengine = \"ioctl\"\n\
+             [[workload]]\nname = \"c\"\n\
+             [[workload.job]]\nname = \"w\"\nrw = \"write\"\n",
+        )
+        .unwrap();
+        let names = ["a", "b", "c", "d"].map(String::from);
+        let lines = plan_lines(&plan, &names, 1);
+        assert_eq!(lines.len(), 5, "{lines:#?}");
+        assert!(
+            lines[0].starts_with("a: w: rw=write bs=4k ioengine=psync "),
+            "{lines:#?}"
+        );
+        assert_eq!(lines[3], "d: not in the recorded plan");
+        assert!(
+            lines[4].starts_with("a, b: mmcab engine = \"ioctl\" (CMD23")
+                && lines[4].ends_with("psync through the block layer is the nearest"),
+            "{lines:#?}"
+        );
     }
 }

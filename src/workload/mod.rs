@@ -1,7 +1,8 @@
 //! The workload engine: runs the jobs of one workload at the same time against a target
 //! and measures them (throughput, IOPS, latency percentiles, per-second series, verify).
 //!
-//! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words)
+//! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words);
+//!   [`fio`]: a job translated into fio's options, for the fio export and the report
 //! - [`target`]: block device, file or directory, and the write-safety checks
 //! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync;
 //!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
@@ -11,6 +12,7 @@
 
 pub mod buffer;
 pub mod clone_io;
+pub mod fio;
 pub mod io_error;
 pub mod ioctl;
 pub mod job;
