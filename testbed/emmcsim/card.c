@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * emmcsim card: the command state machine of an eMMC 5.1 (JESD84-B51) as the Linux mmc
- * core drives it, reads and writes against the store, packed commands (6.6.29), erase,
- * and the time each command takes in the timing model (README.md, "Timing model").
+ * core drives it, reads and writes against the store, erase, and the time each command
+ * takes in the timing model (README.md, "Timing model"); packed commands are in packed.c.
  *
  * Busy is part of the command that causes it: an R1b command, a write's programming,
  * complete only when the card would release DAT0 (the host has
@@ -47,7 +47,7 @@ u64 emmcsim_bus_ns(const struct emmcsim_bus *bus, unsigned int blksz, unsigned i
 	return div_u64(clocks * NSEC_PER_SEC, bus_clock(bus));
 }
 
-static u64 per_kib(enum emmcsim_param_id id, u64 bytes)
+u64 emmcsim_per_kib(enum emmcsim_param_id id, u64 bytes)
 {
 	return div_u64(bytes * emmcsim_param(id), 1024);
 }
@@ -74,127 +74,22 @@ static u32 r1(struct emmcsim_card *card, u32 state)
 
 /* --- data commands --- */
 
-static bool card_range_ok(const struct emmcsim_card *card, u64 sector, u64 blocks)
+bool emmcsim_card_range_ok(const struct emmcsim_card *card, u64 sector, u64 blocks)
 {
 	return sector < card->sectors && blocks <= card->sectors - sector;
 }
 
-static void packed_status(struct emmcsim_card *card, u8 status, u8 index)
+/* After a SWITCH: a flush, or the cache turned off, waits for the cache to drain. */
+static u64 switch_cache(struct emmcsim_host *h, u32 err)
 {
-	card->ext_csd[EXT_CSD_PACKED_CMD_STATUS] = status;
-	card->ext_csd[EXT_CSD_PACKED_FAILURE_INDEX] = index;
-	if (status) {
-		card->ext_csd[EXT_CSD_EXP_EVENTS_STATUS] |= PACKED_FAILURE_EVENT;
-		card->pending |= R1_ERROR;
-	}
-}
+	u8 *e = h->card.ext_csd;
+	u64 ns = 0;
 
-/* Reads the header and its entries; 0, or the generic packed error. */
-static int packed_header(struct emmcsim_card *card, struct mmc_data *data, u8 *rw,
-			 unsigned int *n, struct emmcsim_packed_entry *e)
-{
-	__le32 hdr[SECTOR / 4];
-	unsigned int i, max;
-	u32 w0;
-
-	if (sg_pcopy_to_buffer(data->sg, data->sg_len, hdr, SECTOR, 0) != SECTOR)
-		return -EINVAL;
-	w0 = le32_to_cpu(hdr[0]);
-	*rw = (w0 >> 8) & 0xff;
-	*n = (w0 >> 16) & 0xff;
-	max = *rw == PACKED_HDR_WRITE ? card->ext_csd[500] : card->ext_csd[501];
-	if ((w0 & 0xff) != PACKED_HDR_VERSION ||
-	    (*rw != PACKED_HDR_WRITE && *rw != PACKED_HDR_READ) || !*n || *n > max)
-		return -EINVAL;
-	for (i = 0; i < *n; i++) {
-		e[i].blocks = le32_to_cpu(hdr[2 * (i + 1)]) & 0xffff;
-		e[i].addr = le32_to_cpu(hdr[2 * (i + 1) + 1]);
-		if (!e[i].blocks || !card_range_ok(card, e[i].addr, e[i].blocks))
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static u64 packed_write(struct emmcsim_host *h, struct mmc_data *data, u32 count)
-{
-	struct emmcsim_card *card = &h->card;
-	struct emmcsim_packed_entry e[EMMCSIM_MAX_PACKED];
-	unsigned int n, i, blocks = 0, fail = emmcsim_param(P_FAIL_PACKED_ENTRY);
-	u64 ns = emmcsim_param(P_WRITE_ACCESS_NS);
-	size_t skip = SECTOR;
-	u8 rw;
-
-	if (packed_header(card, data, &rw, &n, e)) {
-		packed_status(card, PACKED_GENERIC_ERROR, 0);
-		return ns;
-	}
-	if (rw == PACKED_HDR_READ) {
-		/* The header of a packed read: the CMD18 that follows reads the entries. */
-		if (count != 1) {
-			packed_status(card, PACKED_GENERIC_ERROR, 0);
-			return ns;
-		}
-		memcpy(card->packed_read, e, n * sizeof(*e));
-		card->packed_read_n = n;
-		packed_status(card, 0, 0);
-		return emmcsim_param(P_CMD_NS);
-	}
-	for (i = 0; i < n; i++)
-		blocks += e[i].blocks;
-	if (blocks + 1 != count) {
-		packed_status(card, PACKED_GENERIC_ERROR, 0);
-		return ns;
-	}
-	h->stats.packed_writes++;
-	for (i = 0; i < n; i++) {
-		size_t len = (size_t)e[i].blocks * SECTOR;
-
-		if (i + 1 == fail ||
-		    emmcsim_store_write(&card->store, (u64)e[i].addr * SECTOR, data->sg,
-					data->sg_len, skip, len)) {
-			h->stats.packed_failures++;
-			packed_status(card, PACKED_GENERIC_ERROR | PACKED_INDEXED_ERROR, i + 1);
-			break;
-		}
-		h->stats.packed_write_entries++;
-		ns += emmcsim_param(P_PACKED_ENTRY_NS) + per_kib(P_PROGRAM_NS_PER_KIB, len);
-		ns += emmcsim_flash_write_ns(h, (u64)e[i].addr * SECTOR, len);
-		skip += len;
-	}
-	if (i == n)
-		packed_status(card, 0, 0);
-	h->stats.write_blocks += blocks;
-	return ns;
-}
-
-static u64 packed_read(struct emmcsim_host *h, struct mmc_data *data, u32 count)
-{
-	struct emmcsim_card *card = &h->card;
-	unsigned int i, n = card->packed_read_n, blocks = 0;
-	u64 ns = emmcsim_param(P_READ_ACCESS_NS);
-	size_t skip = 0;
-
-	card->packed_read_n = 0;
-	for (i = 0; i < n; i++)
-		blocks += card->packed_read[i].blocks;
-	if (!n || blocks != count || blocks != data->blocks) {
-		packed_status(card, PACKED_GENERIC_ERROR, 0);
-		data->error = -EIO;
-		return ns;
-	}
-	h->stats.packed_reads++;
-	for (i = 0; i < n; i++) {
-		size_t len = (size_t)card->packed_read[i].blocks * SECTOR;
-
-		emmcsim_store_read(&card->store, (u64)card->packed_read[i].addr * SECTOR,
-				   data->sg, data->sg_len, skip, len);
-		ns += emmcsim_param(P_PACKED_ENTRY_NS) + per_kib(P_READ_NS_PER_KIB, len);
-		ns += emmcsim_flash_boundary_ns(h, (u64)card->packed_read[i].addr * SECTOR, len);
-		skip += len;
-		h->stats.packed_read_entries++;
-	}
-	packed_status(card, 0, 0);
-	h->stats.read_blocks += blocks;
+	if (err)
+		return 0;
+	if (e[EXT_CSD_FLUSH_CACHE] || !(e[EXT_CSD_CACHE_CTRL] & 1))
+		ns = emmcsim_cache_flush_ns(h);
+	e[EXT_CSD_FLUSH_CACHE] = 0;	/* a command, not a state */
 	return ns;
 }
 
@@ -239,17 +134,17 @@ static u64 data_command(struct emmcsim_host *h, struct mmc_command *cmd,
 	else
 		h->stats.read_cmds++;
 	if (sbc && (sbc_arg & CMD23_PACKED) && cmd->opcode == MMC_WRITE_MULTIPLE_BLOCK) {
-		ns += packed_write(h, data, sbc_arg & 0xffff);
+		ns += emmcsim_packed_write(h, data, sbc_arg & 0xffff);
 		data->bytes_xfered = len;
 		return ns;
 	}
 	if (sbc && (sbc_arg & CMD23_PACKED) && cmd->opcode == MMC_READ_MULTIPLE_BLOCK) {
-		ns += packed_read(h, data, sbc_arg & 0xffff);
+		ns += emmcsim_packed_read(h, data, sbc_arg & 0xffff);
 		if (!data->error)
 			data->bytes_xfered = len;
 		return ns;
 	}
-	if (!card_range_ok(card, cmd->arg, data->blocks)) {
+	if (!emmcsim_card_range_ok(card, cmd->arg, data->blocks)) {
 		cmd->resp[0] |= R1_OUT_OF_RANGE;
 		data->error = -ETIMEDOUT;	/* the card sends no data */
 		return 0;
@@ -265,13 +160,18 @@ static u64 data_command(struct emmcsim_host *h, struct mmc_command *cmd,
 			return ns;
 		}
 		h->stats.write_blocks += data->blocks;
-		ns += emmcsim_param(P_WRITE_ACCESS_NS) + per_kib(P_PROGRAM_NS_PER_KIB, len);
-		ns += emmcsim_flash_write_ns(h, (u64)cmd->arg * SECTOR, len);
+		if (emmcsim_cache_on(card) && !(sbc && (sbc_arg & MMC_CMD23_ARG_REL_WR))) {
+			ns += emmcsim_cache_write_ns(h, len);
+		} else {
+			ns += emmcsim_param(P_WRITE_ACCESS_NS) +
+			      emmcsim_per_kib(P_PROGRAM_NS_PER_KIB, len);
+			ns += emmcsim_flash_write_ns(h, (u64)cmd->arg * SECTOR, len);
+		}
 	} else {
 		emmcsim_store_read(&card->store, (u64)cmd->arg * SECTOR, data->sg,
 				   data->sg_len, 0, len);
 		h->stats.read_blocks += data->blocks;
-		ns += emmcsim_param(P_READ_ACCESS_NS) + per_kib(P_READ_NS_PER_KIB, len);
+		ns += emmcsim_param(P_READ_ACCESS_NS) + emmcsim_per_kib(P_READ_NS_PER_KIB, len);
 		ns += emmcsim_flash_boundary_ns(h, (u64)cmd->arg * SECTOR, len);
 	}
 	data->bytes_xfered = len;
@@ -301,7 +201,7 @@ static u64 erase(struct emmcsim_host *h, u32 arg)
 
 	/* ERASE (0), TRIM (1), DISCARD (3); no secure variants (SEC_FEATURE_SUPPORT) */
 	if ((arg != 0 && arg != 1 && arg != 3) || end < start ||
-	    !card_range_ok(card, start, (u64)end - start + 1)) {
+	    !emmcsim_card_range_ok(card, start, (u64)end - start + 1)) {
 		card->pending |= R1_ERASE_PARAM;
 		return 0;
 	}
@@ -399,7 +299,7 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 					  (cmd->arg >> 8) & 0xff);
 		card->pending |= err;	/* SWITCH_ERROR shows in the next status */
 		h->stats.switches++;
-		return ns + emmcsim_param(P_SWITCH_NS);
+		return ns + emmcsim_param(P_SWITCH_NS) + switch_cache(h, err);
 	case MMC_SEND_EXT_CSD:
 		cmd->resp[0] = r1(card, state);
 		return ns + send_ext_csd(h, data);

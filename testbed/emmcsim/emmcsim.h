@@ -53,6 +53,8 @@ enum emmcsim_param_id {
 	P_FAULT_SECTOR,
 	P_FAULT_SECTORS,
 	P_STOP_AFTER,
+	P_CACHE_KIB,
+	P_CACHE_WRITE_NS,
 	P_COUNT
 };
 
@@ -107,6 +109,8 @@ struct emmcsim_stats {
 	u64 au_gcs;
 	u64 faults;
 	u64 unanswered;
+	u64 cached_writes;
+	u64 flushes;
 };
 
 /* The faults' state: countdowns armed by writes of their parameters (fault.c). */
@@ -151,6 +155,12 @@ struct emmcsim_open_aus {
 	u64 used[EMMCSIM_MAX_OPEN_AUS];
 };
 
+/* The volatile cache's state (cache.c): bytes not yet on flash, as of clock_ns. */
+struct emmcsim_cache {
+	u64 dirty;
+	u64 clock_ns;
+};
+
 /* The card: its registers, state machine and store. */
 struct emmcsim_card {
 	u32 cid[4];
@@ -171,6 +181,7 @@ struct emmcsim_card {
 	u64 sectors;
 	struct emmcsim_store store;
 	struct emmcsim_open_aus open_aus;
+	struct emmcsim_cache cache;
 	u64 rng;
 	s32 boot_ppm;		/* this boot's offset, parts per million, drawn at load */
 };
@@ -205,6 +216,13 @@ void emmcsim_card_power_off(struct emmcsim_card *card);
 u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 			 struct mmc_data *data);
 
+u64 emmcsim_per_kib(enum emmcsim_param_id id, u64 bytes);
+bool emmcsim_card_range_ok(const struct emmcsim_card *card, u64 sector, u64 blocks);
+
+/* packed.c: the data of a packed CMD25 (its header first) and of a packed CMD18. */
+u64 emmcsim_packed_write(struct emmcsim_host *h, struct mmc_data *data, u32 count);
+u64 emmcsim_packed_read(struct emmcsim_host *h, struct mmc_data *data, u32 count);
+
 /* regs.c: the card's identity (CID, CSD, EXT_CSD) from the parameters. */
 void emmcsim_regs_init(struct emmcsim_card *card);
 /* CMD6 SWITCH of EXT_CSD byte index: 0, or the R1 bits of the refusal. */
@@ -214,6 +232,11 @@ void emmcsim_regs_power_off(struct emmcsim_card *card);
 /* fault.c: whether the card answers this request; the fault of a data command. */
 bool emmcsim_fault_unanswered(struct emmcsim_host *h);
 enum emmcsim_fault_kind emmcsim_fault_data(struct emmcsim_host *h, u32 sector, u32 blocks);
+
+/* cache.c: the volatile cache (CACHE_SIZE, CACHE_CTRL, FLUSH_CACHE). */
+bool emmcsim_cache_on(const struct emmcsim_card *card);
+u64 emmcsim_cache_write_ns(struct emmcsim_host *h, u64 len);
+u64 emmcsim_cache_flush_ns(struct emmcsim_host *h);
 
 /* flash.c: the geometry's costs for a transfer of len bytes at byte address addr. */
 u64 emmcsim_flash_boundary_ns(struct emmcsim_host *h, u64 addr, u64 len);

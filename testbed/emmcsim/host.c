@@ -181,6 +181,8 @@ static int emmcsim_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "model_ns %llu\nstore_pages %lu\n", s.model_ns, pages);
 	seq_printf(m, "boot_offset_ppm %d\nfaults %llu\nunanswered %llu\n", h->card.boot_ppm,
 		   s.faults, s.unanswered);
+	seq_printf(m, "cached_writes %llu\nflushes %llu\ncache_dirty %llu\n", s.cached_writes,
+		   s.flushes, h->card.cache.dirty);
 	seq_printf(m, "erase_block_crossings %llu\npage_crossings %llu\nau_gcs %llu\n",
 		   s.erase_block_crossings, s.page_crossings, s.au_gcs);
 	return 0;

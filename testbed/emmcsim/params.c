@@ -66,6 +66,9 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	[P_FAULT_SECTOR]	= { "fault_sector", 0, 0, INT_MAX, NULL },
 	[P_FAULT_SECTORS]	= { "fault_sectors", 0, 0, INT_MAX, NULL },
 	[P_STOP_AFTER]		= { "stop_after", 0, 0, INT_MAX, NULL },
+	/* The volatile cache (cache.c): none by default. */
+	[P_CACHE_KIB]		= { "cache_kib", 0, 0, 65536, NULL },
+	[P_CACHE_WRITE_NS]	= { "cache_write_ns", 30000, 0, 100000000, NULL },
 };
 
 int emmcsim_param(enum emmcsim_param_id id)
@@ -136,6 +139,8 @@ EMMCSIM_PARAM(P_MAX_PACKED_READS, max_packed_reads, 0444,
 	      "EXT_CSD MAX_PACKED_READS, 0..63");
 EMMCSIM_PARAM(P_STORE_LIMIT_MB, store_limit_mb, 0444,
 	      "most guest RAM the written data may take, MiB; writes past it fail");
+EMMCSIM_PARAM(P_CACHE_KIB, cache_kib, 0444,
+	      "volatile cache in KiB (EXT_CSD CACHE_SIZE), 0: none");
 EMMCSIM_PARAM(P_SEED, seed, 0444,
 	      "seed of the random numbers (this boot's offset, the jitter)");
 EMMCSIM_PARAM(P_BOOT_OFFSET_PERMILLE, boot_offset_permille, 0444,
@@ -183,3 +188,5 @@ EMMCSIM_PARAM(P_FAULT_SECTORS, fault_sectors, 0644,
 	      "sectors in that range, 0: none");
 EMMCSIM_PARAM(P_STOP_AFTER, stop_after, 0644,
 	      "N > 0: after N more requests the card answers nothing; 0: it answers");
+EMMCSIM_PARAM(P_CACHE_WRITE_NS, cache_write_ns, 0644,
+	      "ns per write command taken into the cache, besides the bus");

@@ -137,6 +137,9 @@ static void build_ext_csd(u8 *e, u64 sectors)
 	e[220] = 0x07;				/* S_C_VCC */
 	e[219] = 0x07;				/* S_C_VCCQ */
 	e[EXT_CSD_S_A_TIMEOUT] = 0x11;
+	e[EXT_CSD_CACHE_SIZE + 0] = emmcsim_param(P_CACHE_KIB);	/* KiB */
+	e[EXT_CSD_CACHE_SIZE + 1] = emmcsim_param(P_CACHE_KIB) >> 8;
+	e[EXT_CSD_CACHE_SIZE + 2] = emmcsim_param(P_CACHE_KIB) >> 16;
 	e[EXT_CSD_SEC_CNT + 0] = sectors;
 	e[EXT_CSD_SEC_CNT + 1] = sectors >> 8;
 	e[EXT_CSD_SEC_CNT + 2] = sectors >> 16;
@@ -169,7 +172,7 @@ void emmcsim_regs_power_off(struct emmcsim_card *card)
 		EXT_CSD_CMDQ_MODE_EN, EXT_CSD_POWER_OFF_NOTIFICATION, EXT_CSD_EXP_EVENTS_CTRL,
 		EXT_CSD_EXP_EVENTS_STATUS, 36, 35, EXT_CSD_HPI_MGMT,
 		EXT_CSD_ERASE_GROUP_DEF, EXT_CSD_BUS_WIDTH, EXT_CSD_HS_TIMING,
-		EXT_CSD_POWER_CLASS,
+		EXT_CSD_POWER_CLASS, EXT_CSD_CACHE_CTRL, EXT_CSD_FLUSH_CACHE,
 	};
 	unsigned int i;
 
@@ -203,11 +206,15 @@ static bool switch_allowed(const struct emmcsim_card *card, u8 index, u8 value)
 		return (value & EXT_CSD_PART_CONFIG_ACC_MASK) == 0;
 	case EXT_CSD_BUS_WIDTH:	/* SDR only: no DDR in CARD_TYPE */
 		return value <= EXT_CSD_BUS_WIDTH_8;
+	case EXT_CSD_CACHE_CTRL:
+		return emmcsim_param(P_CACHE_KIB) && value <= 1;
+	case EXT_CSD_FLUSH_CACHE:	/* FLUSH (bit 0); no barrier (BARRIER_SUPPORT 0) */
+		return emmcsim_param(P_CACHE_KIB) && value <= 1;
 	case EXT_CSD_HS_TIMING:
 		return (value & 0x0f) <= 1 ||
 			((value & 0x0f) == EXT_CSD_TIMING_HS200 &&
 			 (card->ext_csd[EXT_CSD_CARD_TYPE] & EXT_CSD_CARD_TYPE_HS200));
-	default:		/* read-only, or a feature this card lacks (cache, CMDQ) */
+	default:		/* read-only, or a feature this card lacks (CMDQ) */
 		return false;
 	}
 }
