@@ -18,6 +18,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 
 #define EMMCSIM_NAME "emmcsim"
@@ -55,6 +56,7 @@ enum emmcsim_param_id {
 	P_STOP_AFTER,
 	P_CACHE_KIB,
 	P_CACHE_WRITE_NS,
+	P_CMDQ_DEPTH,
 	P_COUNT
 };
 
@@ -111,6 +113,24 @@ struct emmcsim_stats {
 	u64 unanswered;
 	u64 cached_writes;
 	u64 flushes;
+	u64 cqe_tasks;
+};
+
+#define EMMCSIM_MAX_TAGS 32
+
+/* A queued task of the command queue (cqe.c), completed by its own timer. */
+struct emmcsim_task {
+	struct emmcsim_host *h;
+	struct mmc_request *mrq;
+	struct hrtimer timer;
+};
+
+struct emmcsim_cqe {
+	struct emmcsim_task task[EMMCSIM_MAX_TAGS];
+	unsigned int inflight;		/* under done_lock */
+	wait_queue_head_t idle;
+	u64 bus_free_ns;		/* when the bus, and the flash, finish their tasks */
+	u64 flash_free_ns;
 };
 
 /* The faults' state: countdowns armed by writes of their parameters (fault.c). */
@@ -204,6 +224,7 @@ struct emmcsim_host {
 	struct emmcsim_bus bus;
 	struct emmcsim_stats stats;
 	struct emmcsim_faults faults;
+	struct emmcsim_cqe cqe;
 	struct dentry *debugfs;
 };
 
@@ -228,6 +249,13 @@ void emmcsim_regs_init(struct emmcsim_card *card);
 /* CMD6 SWITCH of EXT_CSD byte index: 0, or the R1 bits of the refusal. */
 u32 emmcsim_regs_switch(struct emmcsim_card *card, u8 access, u8 index, u8 value);
 void emmcsim_regs_power_off(struct emmcsim_card *card);
+
+/* host.c: a time with the model's noise (this boot's offset, the jitter). */
+u64 emmcsim_noise(struct emmcsim_host *h, u64 ns);
+
+/* cqe.c: the command queue engine (cmdq_depth > 0). */
+void emmcsim_cqe_init(struct emmcsim_host *h);
+void emmcsim_cqe_exit(struct emmcsim_host *h);
 
 /* fault.c: whether the card answers this request; the fault of a data command. */
 bool emmcsim_fault_unanswered(struct emmcsim_host *h);

@@ -24,7 +24,7 @@ static struct platform_device *emmcsim_pdev;
  * A request's time x (1 + o) x (1 + u / 1000): o is this boot's offset (drawn at load,
  * card.c), u uniform on the integers -j..j.
  */
-static u64 emmcsim_noise(struct emmcsim_host *h, u64 ns)
+u64 emmcsim_noise(struct emmcsim_host *h, u64 ns)
 {
 	u32 j = emmcsim_param(P_JITTER_PERMILLE);
 	u32 k;
@@ -181,8 +181,8 @@ static int emmcsim_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "model_ns %llu\nstore_pages %lu\n", s.model_ns, pages);
 	seq_printf(m, "boot_offset_ppm %d\nfaults %llu\nunanswered %llu\n", h->card.boot_ppm,
 		   s.faults, s.unanswered);
-	seq_printf(m, "cached_writes %llu\nflushes %llu\ncache_dirty %llu\n", s.cached_writes,
-		   s.flushes, h->card.cache.dirty);
+	seq_printf(m, "cached_writes %llu\nflushes %llu\ncache_dirty %llu\ncqe_tasks %llu\n",
+		   s.cached_writes, s.flushes, h->card.cache.dirty, s.cqe_tasks);
 	seq_printf(m, "erase_block_crossings %llu\npage_crossings %llu\nau_gcs %llu\n",
 		   s.erase_block_crossings, s.page_crossings, s.au_gcs);
 	return 0;
@@ -233,6 +233,7 @@ static int emmcsim_probe(struct platform_device *pdev)
 	mmc->max_blk_size = 512;
 	mmc->max_blk_count = 1024;
 
+	emmcsim_cqe_init(h);
 	err = mmc_add_host(mmc);
 	if (err)
 		goto card;
@@ -257,6 +258,7 @@ static void emmcsim_remove(struct platform_device *pdev)
 	debugfs_remove_recursive(h->debugfs);
 	mmc_remove_host(h->mmc);
 	hrtimer_cancel(&h->timer);
+	emmcsim_cqe_exit(h);
 	emmcsim_card_free(&h->card);
 	mmc_free_host(h->mmc);
 }

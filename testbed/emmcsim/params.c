@@ -69,6 +69,8 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	/* The volatile cache (cache.c): none by default. */
 	[P_CACHE_KIB]		= { "cache_kib", 0, 0, 65536, NULL },
 	[P_CACHE_WRITE_NS]	= { "cache_write_ns", 30000, 0, 100000000, NULL },
+	[P_CMDQ_DEPTH]		= { "cmdq_depth", 0, 0, EMMCSIM_MAX_TAGS,
+				    "0: no command queue; the kernel uses one of 3 or more" },
 };
 
 int emmcsim_param(enum emmcsim_param_id id)
@@ -141,6 +143,8 @@ EMMCSIM_PARAM(P_STORE_LIMIT_MB, store_limit_mb, 0444,
 	      "most guest RAM the written data may take, MiB; writes past it fail");
 EMMCSIM_PARAM(P_CACHE_KIB, cache_kib, 0444,
 	      "volatile cache in KiB (EXT_CSD CACHE_SIZE), 0: none");
+EMMCSIM_PARAM(P_CMDQ_DEPTH, cmdq_depth, 0444,
+	      "command queue depth (EXT_CSD CMDQ_DEPTH + 1, MMC_CAP2_CQE), 0: none");
 EMMCSIM_PARAM(P_SEED, seed, 0444,
 	      "seed of the random numbers (this boot's offset, the jitter)");
 EMMCSIM_PARAM(P_BOOT_OFFSET_PERMILLE, boot_offset_permille, 0444,

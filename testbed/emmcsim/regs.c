@@ -137,6 +137,10 @@ static void build_ext_csd(u8 *e, u64 sectors)
 	e[220] = 0x07;				/* S_C_VCC */
 	e[219] = 0x07;				/* S_C_VCCQ */
 	e[EXT_CSD_S_A_TIMEOUT] = 0x11;
+	if (emmcsim_param(P_CMDQ_DEPTH)) {
+		e[EXT_CSD_CMDQ_SUPPORT] = EXT_CSD_CMDQ_SUPPORTED;
+		e[EXT_CSD_CMDQ_DEPTH] = emmcsim_param(P_CMDQ_DEPTH) - 1;
+	}
 	e[EXT_CSD_CACHE_SIZE + 0] = emmcsim_param(P_CACHE_KIB);	/* KiB */
 	e[EXT_CSD_CACHE_SIZE + 1] = emmcsim_param(P_CACHE_KIB) >> 8;
 	e[EXT_CSD_CACHE_SIZE + 2] = emmcsim_param(P_CACHE_KIB) >> 16;
@@ -206,6 +210,8 @@ static bool switch_allowed(const struct emmcsim_card *card, u8 index, u8 value)
 		return (value & EXT_CSD_PART_CONFIG_ACC_MASK) == 0;
 	case EXT_CSD_BUS_WIDTH:	/* SDR only: no DDR in CARD_TYPE */
 		return value <= EXT_CSD_BUS_WIDTH_8;
+	case EXT_CSD_CMDQ_MODE_EN:
+		return emmcsim_param(P_CMDQ_DEPTH) && value <= 1;
 	case EXT_CSD_CACHE_CTRL:
 		return emmcsim_param(P_CACHE_KIB) && value <= 1;
 	case EXT_CSD_FLUSH_CACHE:	/* FLUSH (bit 0); no barrier (BARRIER_SUPPORT 0) */
@@ -214,7 +220,7 @@ static bool switch_allowed(const struct emmcsim_card *card, u8 index, u8 value)
 		return (value & 0x0f) <= 1 ||
 			((value & 0x0f) == EXT_CSD_TIMING_HS200 &&
 			 (card->ext_csd[EXT_CSD_CARD_TYPE] & EXT_CSD_CARD_TYPE_HS200));
-	default:		/* read-only, or a feature this card lacks (CMDQ) */
+	default:		/* read-only, or a feature this card lacks */
 		return false;
 	}
 }
