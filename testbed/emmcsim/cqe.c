@@ -16,7 +16,6 @@
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/mmc/mmc.h>
-#include <linux/version.h>
 #include <linux/wait.h>
 
 #include "emmcsim.h"
@@ -180,13 +179,8 @@ void emmcsim_cqe_init(struct emmcsim_host *h)
 	init_waitqueue_head(&h->cqe.idle);
 	for (i = 0; i < EMMCSIM_MAX_TAGS; i++) {
 		h->cqe.task[i].h = h;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-		hrtimer_setup(&h->cqe.task[i].timer, emmcsim_task_done, CLOCK_MONOTONIC,
-			      HRTIMER_MODE_ABS_SOFT);
-#else
-		hrtimer_init(&h->cqe.task[i].timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-		h->cqe.task[i].timer.function = emmcsim_task_done;
-#endif
+		emmcsim_hrtimer_setup(&h->cqe.task[i].timer, emmcsim_task_done,
+				      HRTIMER_MODE_ABS_SOFT);
 	}
 	if (!depth)
 		return;

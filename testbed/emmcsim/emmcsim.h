@@ -18,10 +18,24 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/version.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
 #define EMMCSIM_NAME "emmcsim"
+
+/* hrtimer_setup() replaced hrtimer_init() + ->function in Linux 6.13. */
+static inline void emmcsim_hrtimer_setup(struct hrtimer *timer,
+					 enum hrtimer_restart (*fn)(struct hrtimer *),
+					 enum hrtimer_mode mode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(timer, fn, CLOCK_MONOTONIC, mode);
+#else
+	hrtimer_init(timer, CLOCK_MONOTONIC, mode);
+	timer->function = fn;
+#endif
+}
 
 /* Module parameters (params.c): one table, every number with its unit and range. */
 enum emmcsim_param_id {

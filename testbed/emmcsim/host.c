@@ -207,12 +207,7 @@ static int emmcsim_probe(struct platform_device *pdev)
 	err = emmcsim_card_init(&h->card);
 	if (err)
 		goto free;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-	hrtimer_setup(&h->timer, emmcsim_done, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-#else
-	hrtimer_init(&h->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	h->timer.function = emmcsim_done;
-#endif
+	emmcsim_hrtimer_setup(&h->timer, emmcsim_done, HRTIMER_MODE_REL_SOFT);
 
 	mmc->ops = &emmcsim_ops;
 	mmc->f_min = 400000;
