@@ -266,8 +266,12 @@ fn best_step(diffs: &[(u64, f64)], read_ns: f64, min_high: usize, min_low: usize
         let spread = (1.4826 * (dh * high.len() as f64 + dl * low.len() as f64) / n as f64)
             .max(NOISE_FLOOR * read_ns);
         let score = step / spread;
-        let apart = high.iter().cloned().fold(f64::INFINITY, f64::min)
-            > low.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        // Every alignment on the side whose median it is nearer to: the robust spread
+        // alone lets a split keep one low alignment on the high side (the simulated
+        // card's 2 MiB erase block read as 1 MiB, bench/SIM-GEOMETRY.md).
+        let mid = (mh + ml) / 2.0;
+        let apart = high.iter().cloned().fold(f64::INFINITY, f64::min) > mid
+            && low.iter().cloned().fold(f64::NEG_INFINITY, f64::max) < mid;
         let relative = step / read_ns;
         // A boundary costs time: the high side must itself be clearly above zero.
         let positive = mh > 3.0 * spread;
