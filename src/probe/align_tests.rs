@@ -228,3 +228,24 @@ fn reads_wrap_around_the_device_end_as_flashbench() {
     assert!((rows[0].on_ns - 8.0 / 7.0).abs() < 1e-9, "{:?}", rows[0]);
     assert!(rows[1..].iter().all(|x| x.on_ns == 1.0), "{rows:?}");
 }
+
+/// The simulated card's 2 MiB erase block at 100 us (bench/SIM-GEOMETRY.md, set a21):
+/// 1 MiB's small diff must not join the high side because the spread is robust.
+#[test]
+fn one_low_alignment_does_not_join_the_high_plateau() {
+    let diffs_us = [
+        98.9, 98.3, 98.8, 98.5, 99.3, 97.5, 98.3, 99.0, 98.0, 98.6, 1.69, 0.13, -0.93, -1.02,
+        -1.15, 0.28,
+    ];
+    let rows: Vec<AlignRow> = diffs_us
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let align = (1u64 << 30) >> i;
+            AlignRow::new(align, 507_500.0, 507_500.0 + d * 1000.0, 507_500.0)
+        })
+        .collect();
+    let e = estimate(&rows);
+    assert_eq!(e.erase_block.bytes, Some(2 << 20), "{e:?}");
+    assert_eq!(e.erase_block.confidence, Confidence::High);
+}
