@@ -19,8 +19,9 @@ pub mod writer;
 
 pub use evidence::{EvidenceMeta, EvidenceRow, RequestSizeRow, EVIDENCE_CSV, REQUEST_SIZES_CSV};
 
-/// Job name used for the rows that aggregate all jobs of a workload (group reporting).
-pub const GROUP_JOB: &str = "all";
+/// The job name of the rows that aggregate all jobs of a workload (reserved by the
+/// plan's validation, which defines it).
+pub use crate::workload::spec::GROUP_JOB;
 
 /// One row of `runs.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
