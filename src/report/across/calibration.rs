@@ -205,11 +205,12 @@ fn entries(dirs: &[ResultsDir]) -> Vec<Entry> {
         let (configs, workloads) = results::configs_and_workloads(dir);
         let baseline_of = against(configs.first().map_or("", String::as_str));
         for block in results::blocks(dir, &configs, &workloads, &baseline_of) {
+            let direction = block.direction_text();
             for row in block.rows {
                 let key = (
                     row.config.clone(),
                     block.workload.clone(),
-                    block.direction.clone(),
+                    direction.to_string(),
                     block.metric.key.clone(),
                 );
                 let entry = groups.entry(key.clone()).or_insert_with(|| {

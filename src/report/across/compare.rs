@@ -162,7 +162,7 @@ pub fn build(
         lookup(
             original.get(&row.config)?,
             &block.workload,
-            &block.direction,
+            block.direction_text(),
             &block.metric.key,
         )
     };

@@ -215,7 +215,7 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
     };
     Some(GateCheck {
         workload: block.workload.clone(),
-        direction: block.direction.clone(),
+        direction: block.direction_text().to_string(),
         metric: block.metric.key.clone(),
         unit: block.metric.unit.clone(),
         config: row.config.clone(),

@@ -26,7 +26,7 @@ fn report(metric: Metric, a: &[f64], b: &[f64]) -> Report {
         published: false,
         blocks: vec![Block {
             workload: "w".into(),
-            direction: "read".into(),
+            direction: Some(crate::workload::result::Direction::Read),
             metric,
             headline: true,
             block_size_bytes: None,

@@ -99,7 +99,10 @@ pub fn signals(report: &Report, gate: Option<&GateOutcome>) -> Vec<String> {
             let id = ids.take(sanitize(
                 &format!(
                     "{}.{}.{}.{}",
-                    block.workload, block.direction, block.metric.key, row.config
+                    block.workload,
+                    block.direction_text(),
+                    block.metric.key,
+                    row.config
                 ),
                 false,
             ));

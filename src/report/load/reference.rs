@@ -11,6 +11,7 @@
 
 use crate::plan::sweep::SweepOver;
 use crate::report::model::{against, rows_for, Block, Metric, Report, SweepPoint};
+use crate::workload::result::Direction;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::path::Path;
@@ -23,7 +24,8 @@ pub struct ReferenceRow {
     pub conditions: String,
     pub config: String,
     pub workload: String,
-    pub direction: String,
+    /// Empty when the source does not say.
+    pub direction: Option<Direction>,
     pub block_size_bytes: Option<u64>,
     pub sweep: Option<String>,
     pub metric: String,
@@ -115,9 +117,9 @@ fn header_and_caption(rows: &[ReferenceRow]) -> (Vec<(String, String)>, String) 
 pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
     let configs = unique(rows.iter().map(|r| r.config.as_str()));
     let baseline = crate::report::load::results::pick_baseline(&configs, baseline)?;
-    let mut keys: Vec<(String, String, String)> = Vec::new();
+    let mut keys: Vec<(String, Option<Direction>, String)> = Vec::new();
     for r in rows {
-        let k = (r.workload.clone(), r.direction.clone(), r.metric.clone());
+        let k = (r.workload.clone(), r.direction, r.metric.clone());
         if !keys.contains(&k) {
             keys.push(k);
         }

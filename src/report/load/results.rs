@@ -132,7 +132,7 @@ pub fn blocks(
                     .collect();
                 out.push(Block {
                     workload: workload.clone(),
-                    direction: direction.as_str().to_string(),
+                    direction: Some(direction),
                     headline,
                     block_size_bytes: named_bs.or(if io_size.is_finite() {
                         Some(io_size.round() as u64)

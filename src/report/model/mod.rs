@@ -9,7 +9,8 @@ use crate::plan::sweep::SweepOver;
 use crate::stats::boots::{Model, Spread};
 use crate::stats::multiple::Correction;
 use crate::stats::{self, Change, Summary, Verdict, Warning};
-use serde::Serialize;
+use crate::workload::result::Direction;
+use serde::{Serialize, Serializer};
 
 /// A measured quantity, with its unit and which way is better.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,8 +71,9 @@ pub struct Across {
 #[derive(Debug, Clone, Serialize)]
 pub struct Block {
     pub workload: String,
-    /// `read`, `write`, or empty when the source does not say.
-    pub direction: String,
+    /// None when the source does not say (written as empty: see [`Block::direction_text`]).
+    #[serde(serialize_with = "direction_text")]
+    pub direction: Option<Direction>,
     pub metric: Metric,
     /// Shown in the mail text (the headline metrics); all blocks go to csv/json/md.
     pub headline: bool,
@@ -97,12 +99,23 @@ pub struct SweepPoint {
 impl Block {
     pub fn title(&self) -> String {
         let mut t = self.workload.clone();
-        if !self.direction.is_empty() && !self.workload.contains(&self.direction) {
+        let direction = self.direction_text();
+        if !direction.is_empty() && !self.workload.contains(direction) {
             t.push_str(", ");
-            t.push_str(&self.direction);
+            t.push_str(direction);
         }
         t
     }
+
+    /// `read`, `write`, or empty when the source does not say.
+    pub fn direction_text(&self) -> &'static str {
+        self.direction.map_or("", Direction::as_str)
+    }
+}
+
+/// A block's direction as its outputs write it: `read`, `write` or empty.
+fn direction_text<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(d.map_or("", Direction::as_str))
 }
 
 /// A titled list of lines after the header: what was run (configs with their bus

@@ -76,7 +76,7 @@ pub fn render(report: &Report) -> Result<String> {
             let mut record = vec![
                 r.config.clone(),
                 b.workload.clone(),
-                b.direction.clone(),
+                b.direction_text().to_string(),
                 b.metric.key.clone(),
                 b.metric.unit.clone(),
                 b.metric.higher_is_better.to_string(),

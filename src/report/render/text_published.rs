@@ -3,6 +3,7 @@
 
 use super::columns::{ascii, name_cell, wrap, MAX_COLUMNS, NAME_COLUMNS};
 use crate::report::model::{format_pct, Block, Report};
+use crate::workload::result::Direction;
 
 /// A published value as written in the source (shortest form, no added digits).
 fn published_value(v: f64) -> String {
@@ -14,12 +15,12 @@ fn published_value(v: f64) -> String {
 pub(super) fn tables(out: &mut String, report: &Report) {
     type Key<'a> = (
         &'a crate::report::model::Metric,
-        &'a str,
+        Option<Direction>,
         &'a Option<String>,
     );
     let mut keys: Vec<Key> = Vec::new();
     for b in report.blocks.iter().filter(|b| b.headline) {
-        let key = (&b.metric, b.direction.as_str(), &b.sweep);
+        let key = (&b.metric, b.direction, &b.sweep);
         if !keys.contains(&key) {
             keys.push(key);
         }
@@ -123,10 +124,9 @@ fn published_title(first: &Block) -> String {
     } else {
         "lower"
     };
-    let dir = if first.direction.is_empty() {
-        String::new()
-    } else {
-        format!(", {}", first.direction)
+    let dir = match first.direction {
+        None => String::new(),
+        Some(d) => format!(", {}", d.as_str()),
     };
     let what = match first.metric.key.as_str() {
         "mb_per_s" | "iops" | "kib_per_s" => first.metric.unit.clone(),
@@ -194,7 +194,7 @@ fn metric_columns(out: &mut String, blocks: &[&Block]) {
         first.sweep.as_deref().unwrap_or(&first.workload),
         cols.join(", "),
         first.metric.unit,
-        first.direction
+        first.direction_text()
     );
     let rows: Vec<String> = workloads.iter().map(|w| ascii(w)).collect();
     grid(out, &ascii(&title), "workload", &rows, &cols, &cells);

@@ -5,14 +5,15 @@ use super::lines::{Axis, Line, LineChart, LinePanel};
 use crate::plan::sweep::SweepOver;
 use crate::report::files::file_stem;
 use crate::report::model::{Block, Report};
+use crate::workload::result::Direction;
 
 /// One chart per sweep x direction; one panel per throughput metric (not latency),
 /// against the sweep's key (block size, queue depth or job threads; log2 axis).
 pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
-    let mut groups: Vec<(String, SweepOver, String)> = Vec::new();
+    let mut groups: Vec<(String, SweepOver, Option<Direction>)> = Vec::new();
     for b in &report.blocks {
         for p in &b.sweeps {
-            let k = (p.sweep.clone(), p.over, b.direction.clone());
+            let k = (p.sweep.clone(), p.over, b.direction);
             if !groups.contains(&k) {
                 groups.push(k);
             }
@@ -20,12 +21,13 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
     }
     groups
         .into_iter()
-        .map(|(sweep, over, direction)| {
+        .map(|(sweep, over, dir)| {
+            let direction = dir.map_or("", Direction::as_str);
             // (block, x) of every point of this sweep and direction.
             let points: Vec<(&Block, f64)> = report
                 .blocks
                 .iter()
-                .filter(|b| b.direction == direction)
+                .filter(|b| b.direction == dir)
                 .filter_map(|b| b.sweeps.iter().find(|p| p.sweep == sweep).map(|p| (b, p.x)))
                 .collect();
             // Panels: MB/s, IOPS and whatever else is a headline metric in the sweep.
@@ -76,7 +78,7 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
                 "mean with 95% CI"
             };
             (
-                format!("sweep-{}-{}", file_stem(&sweep), file_stem(&direction)),
+                format!("sweep-{}-{}", file_stem(&sweep), file_stem(direction)),
                 LineChart {
                     title: format!("{sweep} {direction}: against {}, {what}", over.as_str()),
                     caption: report.caption.clone(),
