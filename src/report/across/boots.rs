@@ -9,9 +9,11 @@
 use crate::report::model::{Across, Block, ConfigRow};
 use crate::stats::boots::{self, CalibratedSpread, Model};
 use crate::stats::{self, Verdict, Warning};
+use anyhow::{anyhow, Result};
 use std::collections::BTreeMap;
 
-/// Which boot a run (its number in the merged directories) belongs to.
+/// Which boot a run (its number in the merged directories) belongs to; None for a run
+/// of no boot.
 pub type BootOfRun<'a> = &'a dyn Fn(u32) -> Option<usize>;
 /// The stored boot-to-boot spread for a row of a block, if a calibration has one.
 pub type CalibrationOf<'a> = &'a dyn Fn(&Block, &ConfigRow) -> Option<CalibratedSpread>;
@@ -23,22 +25,32 @@ struct BootRuns {
     values: Vec<f64>,
 }
 
-/// A row's values grouped by boot, boots in order.
-fn by_boot(row: &ConfigRow, boot_of: BootOfRun) -> Vec<BootRuns> {
+/// A row's values grouped by boot, boots in order; a run of no boot is an error.
+fn by_boot(block: &Block, row: &ConfigRow, boot_of: BootOfRun) -> Result<Vec<BootRuns>> {
     let mut groups: BTreeMap<usize, BootRuns> = BTreeMap::new();
     for (run, value) in row.runs.iter().zip(&row.values) {
-        let boot = boot_of(*run as u32).unwrap_or(usize::MAX);
+        let boot = boot_of(*run as u32).ok_or_else(|| {
+            anyhow!(
+                "run {run} of {} ({}) is in no boot's runs.csv",
+                row.config,
+                block.title()
+            )
+        })?;
         let g = groups.entry(boot).or_default();
         g.runs.push(*run);
         g.values.push(*value);
     }
-    groups.into_values().collect()
+    Ok(groups.into_values().collect())
 }
 
 /// Regroup every block's rows by boot and test their changes across boots.
-pub fn apply(blocks: &mut [Block], boot_of: BootOfRun, calibration: CalibrationOf) {
+pub fn apply(blocks: &mut [Block], boot_of: BootOfRun, calibration: CalibrationOf) -> Result<()> {
     for block in blocks.iter_mut() {
-        let groups: Vec<Vec<BootRuns>> = block.rows.iter().map(|r| by_boot(r, boot_of)).collect();
+        let groups = block
+            .rows
+            .iter()
+            .map(|r| by_boot(block, r, boot_of))
+            .collect::<Result<Vec<Vec<BootRuns>>>>()?;
         let values =
             |i: usize| -> Vec<Vec<f64>> { groups[i].iter().map(|g| g.values.clone()).collect() };
         let index: BTreeMap<String, usize> = block
@@ -81,6 +93,7 @@ pub fn apply(blocks: &mut [Block], boot_of: BootOfRun, calibration: CalibrationO
         }
         block.rows = updated;
     }
+    Ok(())
 }
 
 /// Warnings of a side with several boots: noisy runs (pooled within-boot CV), runs
@@ -104,4 +117,34 @@ fn side_warnings(groups: &[BootRuns], spread: &boots::Spread) -> Vec<Warning> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{against, rows_for, Metric};
+    use crate::workload::result::Direction;
+
+    #[test]
+    fn a_run_of_no_boot_is_an_error() {
+        let metric = Metric::new("mb_per_s", "MB/s", true);
+        let samples = vec![("a".to_string(), 1.0, 10.0), ("a".to_string(), 2.0, 11.0)];
+        let rows = rows_for(&["a".to_string()], &against("a"), &metric, &samples);
+        let mut blocks = vec![Block {
+            workload: "w".into(),
+            direction: Some(Direction::Write),
+            metric,
+            headline: true,
+            block_size_bytes: None,
+            sweep: None,
+            sweeps: Vec::new(),
+            rows,
+        }];
+        let boot_of = |run: u32| (run == 1).then_some(0);
+        let err = apply(&mut blocks, &boot_of, &|_, _| None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "run 2 of a (w, write) is in no boot's runs.csv"
+        );
+    }
 }

@@ -154,8 +154,8 @@ pub fn build(
     let pairs = &relabelled.pairs;
     let baseline_of = |c: &str| pairs.get(c).cloned();
     let mut report = results::build_with(&merged, &baseline, &baseline_of)?;
-    let last_run = &relabelled.last_run;
-    let boot_of = |run: u32| last_run.iter().position(|&last| run <= last);
+    let boot_of_run = &relabelled.boot_of_run;
+    let boot_of = |run: u32| boot_of_run.get(&run).copied();
     let original = &relabelled.original;
     let cal_of = |block: &Block, row: &ConfigRow| {
         let lookup = calibration?;
@@ -166,7 +166,7 @@ pub fn build(
             &block.metric.key,
         )
     };
-    boots::apply(&mut report.blocks, &boot_of, &cal_of);
+    boots::apply(&mut report.blocks, &boot_of, &cal_of)?;
     if several {
         report.header.push((
             "Pairs".into(),

@@ -162,9 +162,9 @@ pub(super) struct Relabelled {
     pub(super) pairs: BTreeMap<String, String>,
     /// The plan's config behind each renamed config.
     pub(super) original: BTreeMap<String, String>,
-    /// Last runs.csv run number of each directory after renumbering (the runs of
-    /// directory i are numbered after every row of directory i - 1).
-    pub(super) last_run: Vec<u32>,
+    /// The boot (directory index) of every runs.csv run number after renumbering
+    /// (the runs of directory i are numbered after every row of directory i - 1).
+    pub(super) boot_of_run: BTreeMap<u32, usize>,
 }
 
 /// A row of a results directory's files: the config it ran and its run number.
@@ -207,7 +207,7 @@ pub(super) fn relabel(sides: &Sides) -> Relabelled {
         dirs: Vec::new(),
         pairs: BTreeMap::new(),
         original: BTreeMap::new(),
-        last_run: Vec::new(),
+        boot_of_run: BTreeMap::new(),
     };
     let (first_configs, _) = results::configs_and_workloads(&dirs[0]);
     let renamed = |label: &str, configs: &[String], c: &str| {
@@ -255,9 +255,11 @@ pub(super) fn relabel(sides: &Sides) -> Relabelled {
                     .unwrap_or_default()
             })
             .collect();
-        // Runs of this boot in runs.csv end here; the next boot's start after every
-        // row of this one.
-        out.last_run.push(last[0]);
+        // The runs of this boot, by their new numbers; the next boot's start after
+        // every row of this one.
+        let boot = out.dirs.len();
+        out.boot_of_run
+            .extend(r.runs.iter().map(|row| (row.run, boot)));
         offset = last.into_iter().max().unwrap_or(offset);
         out.dirs.push(r);
     }
@@ -308,7 +310,8 @@ mod tests {
             .collect();
         b.series = vec![series(1, "c")];
         let merged = relabel(&Sides::two(vec![a], vec![b]));
-        assert_eq!(merged.last_run, [2, 5]);
+        let boots: Vec<(u32, usize)> = merged.boot_of_run.clone().into_iter().collect();
+        assert_eq!(boots, [(1, 0), (2, 0), (4, 1), (5, 1)]);
         let second = &merged.dirs[1];
         let runs: Vec<u32> = second.runs.iter().map(|r| r.run).collect();
         assert_eq!(runs, [4, 5]);
