@@ -255,9 +255,7 @@ pub fn compare(opts: &CompareOptions) -> Result<Written> {
     )?;
     if let (Some(boots), Some((path, cal))) = (report.boots.as_mut(), &calibration) {
         boots.calibration = Some(cal.describe(path));
-        report
-            .header
-            .push(("Calibration".into(), cal.describe(path)));
+        report.header.calibration = Some(cal.describe(path));
     }
     correction::apply(&mut report, opts.correction);
     let out = opts.out.clone().unwrap_or_else(|| compare::out_dir(&sides));

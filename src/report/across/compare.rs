@@ -22,6 +22,7 @@ use crate::report::across::sides::relabel;
 pub use crate::report::across::sides::{labels, out_dir, Sides};
 use crate::report::load::dir::ResultsDir;
 use crate::report::load::results;
+use crate::report::model::header::Named;
 use crate::report::model::{Block, Boots, ConfigRow, Report};
 use crate::stats::boots::CalibratedSpread;
 use anyhow::{bail, Result};
@@ -168,10 +169,7 @@ pub fn build(
     };
     boots::apply(&mut report.blocks, &boot_of, &cal_of)?;
     if several {
-        report.header.push((
-            "Pairs".into(),
-            format!("each config vs the same config of {baseline}"),
-        ));
+        report.header.pairs = Some(format!("each config vs the same config of {baseline}"));
     }
     describe(&mut report, sides);
     super::host::describe_sides(&mut report, sides);
@@ -197,13 +195,13 @@ fn describe(report: &mut Report, sides: &Sides) {
             .zip(&summaries)
             .map(|(l, s)| format!("{l} = {s}"))
             .collect();
-        if let Some(d) = report.header.iter_mut().find(|(k, _)| k == "Device") {
-            *d = ("Devices".into(), per_label.join("; "));
+        if report.header.device.is_some() {
+            report.header.device = Some(Named::Each(per_label.join("; ")));
         }
     }
     let kernels = sides.kernels();
-    if let Some(k) = report.header.iter_mut().find(|(k, _)| k == "Kernel") {
-        *k = ("Kernels".into(), kernels.join("; "));
+    if report.header.kernel.is_some() {
+        report.header.kernel = Some(Named::Each(kernels.join("; ")));
     }
     let boots = sides.boot_names();
     let mut n_text = report.n_text();
@@ -216,18 +214,18 @@ fn describe(report: &mut Report, sides: &Sides) {
             format!("{min}..{max}")
         };
         n_text = format!("{} boots x {per_boot} runs", counts.join("+"));
-        if let Some(r) = report.header.iter_mut().find(|(k, _)| k == "Runs") {
-            r.1 = format!(
+        if report.header.runs.is_some() {
+            report.header.runs = Some(format!(
                 "{} sides x {} workloads, {n_text} (warm-ups dropped)",
                 sides.names.len(),
                 dirs[0].meta.workloads.len(),
-            );
+            ));
         }
         let listed: Vec<String> = boots
             .iter()
             .map(|(name, dirs)| format!("{name} = {}", dirs.join(", ")))
             .collect();
-        report.header.push(("Boots".into(), listed.join("; ")));
+        report.header.boots = Some(listed.join("; "));
     }
     report.caption = format!(
         "{} | Linux {} | {n_text}",

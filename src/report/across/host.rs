@@ -5,7 +5,8 @@
 
 use super::sides::{labels, Sides};
 use crate::device::info::HostDriver;
-use crate::report::load::host::{host_text, recorded, set_header};
+use crate::report::load::host::{host_text, recorded};
+use crate::report::model::header::Named;
 use crate::report::model::{RecordedHost, Report};
 
 /// The directories of `sides` grouped by the host and driver they recorded (those
@@ -83,7 +84,7 @@ pub fn describe_sides(report: &mut Report, sides: &Sides) {
     let recorded: usize = groups.iter().map(|(m, _)| m.len()).sum();
     let entry = match groups.as_slice() {
         [] => None,
-        [(_, h)] if recorded == sides.dirs.len() => Some(("Host".to_string(), host_text(h))),
+        [(_, h)] if recorded == sides.dirs.len() => Some(Named::One(host_text(h))),
         [(_, first), ..] => {
             let each: Vec<String> = groups
                 .iter()
@@ -102,10 +103,10 @@ pub fn describe_sides(report: &mut Report, sides: &Sides) {
                     format!("{} = {what}", h.by.join(", "))
                 })
                 .collect();
-            Some(("Hosts".to_string(), each.join("; ")))
+            Some(Named::Each(each.join("; ")))
         }
     };
-    set_header(report, entry);
+    report.header.host = entry;
     report.hosts = groups.into_iter().map(|(_, h)| h).collect();
 }
 
@@ -147,6 +148,7 @@ mod tests {
     use crate::record::Meta;
     use crate::report::load::dir::ResultsDir;
     use crate::report::load::host::describe_dir;
+    use crate::report::model::header::Header;
     use crate::report::render::markdown::host_parameters as markdown;
 
     fn driver(version: &str, params: &[(&str, &str)]) -> HostDriver {
@@ -179,6 +181,7 @@ mod tests {
     fn header(report: &Report) -> Vec<String> {
         report
             .header
+            .lines()
             .iter()
             .map(|(k, v)| format!("{k}: {v}"))
             .collect()
@@ -186,10 +189,14 @@ mod tests {
 
     /// A report's header as results.rs starts it; no blocks.
     fn report() -> Report {
-        let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
         Report {
             title: String::new(),
-            header: vec![kv("Device", "d"), kv("Kernel", "k"), kv("Plan", "p")],
+            header: Header {
+                device: Some(Named::One("d".into())),
+                kernel: Some(Named::One("k".into())),
+                plan: Some("p".into()),
+                ..Header::default()
+            },
             hosts: Vec::new(),
             setup: Vec::new(),
             caption: String::new(),

@@ -17,7 +17,7 @@ fn report(metric: Metric, a: &[f64], b: &[f64]) -> Report {
     let rows = rows_for(&configs, &against("A"), &metric, &samples);
     Report {
         title: String::new(),
-        header: Vec::new(),
+        header: Default::default(),
         hosts: Vec::new(),
         setup: Vec::new(),
         caption: String::new(),

@@ -4,6 +4,7 @@
 //! emmcsim 1.0)`), the module's parameters in full in report.md and report.json.
 
 use super::dir::ResultsDir;
+use crate::report::model::header::Named;
 use crate::report::model::{RecordedHost, Report};
 
 /// `mmc0, driver emmcsim (module emmcsim 1.0)`.
@@ -21,22 +22,9 @@ pub fn recorded(dir: &ResultsDir) -> Option<RecordedHost> {
     })
 }
 
-/// Puts `entry` into the header after the kernel line (`Kernel`, `Kernels`), replacing
-/// a `Host`/`Hosts` entry already there; None removes that entry.
-pub fn set_header(report: &mut Report, entry: Option<(String, String)>) {
-    report.header.retain(|(k, _)| k != "Host" && k != "Hosts");
-    let Some(entry) = entry else { return };
-    let at = report
-        .header
-        .iter()
-        .position(|(k, _)| k.starts_with("Kernel"))
-        .map_or(report.header.len().min(2), |i| i + 1);
-    report.header.insert(at, entry);
-}
-
 /// The report of one results directory: its host line and driver, if recorded.
 pub fn describe_dir(report: &mut Report, dir: &ResultsDir) {
     let Some(host) = recorded(dir) else { return };
-    set_header(report, Some(("Host".into(), host_text(&host))));
+    report.header.host = Some(Named::One(host_text(&host)));
     report.hosts = vec![host];
 }

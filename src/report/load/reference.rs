@@ -10,6 +10,7 @@
 //! `results/reference/X/`.
 
 use crate::plan::sweep::SweepOver;
+use crate::report::model::header::{Header, Named};
 use crate::report::model::{against, rows_for, Block, Metric, Report, SweepPoint};
 use crate::workload::result::Direction;
 use anyhow::{bail, Context, Result};
@@ -79,23 +80,19 @@ fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<String> {
 }
 
 /// The report header (source, date, device, conditions, count) and the charts' caption.
-fn header_and_caption(rows: &[ReferenceRow]) -> (Vec<(String, String)>, String) {
+fn header_and_caption(rows: &[ReferenceRow]) -> (Header, String) {
     let sources = unique(rows.iter().map(|r| r.source.as_str()));
     let dates = unique(rows.iter().map(|r| r.post_date.as_str()));
     let devices = unique(rows.iter().map(|r| r.device.as_str()));
     let conditions = unique(rows.iter().map(|r| r.conditions.as_str()));
-    let mut header = vec![
-        ("Source".to_string(), sources.join("; ")),
-        ("Posted".to_string(), dates.join(", ")),
-        ("Device".to_string(), devices.join("; ")),
-    ];
-    for c in &conditions {
-        header.push(("Conditions".to_string(), c.clone()));
-    }
-    header.push((
-        "Numbers".to_string(),
-        format!("{} published values, n = 1 each", rows.len()),
-    ));
+    let header = Header {
+        source: Some(sources.join("; ")),
+        posted: Some(dates.join(", ")),
+        device: Some(Named::One(devices.join("; "))),
+        conditions,
+        numbers: Some(format!("{} published values, n = 1 each", rows.len())),
+        ..Header::default()
+    };
     let short_device = if devices.len() == 1 {
         // The model, without the CID details in parentheses (they are in the header).
         devices[0]

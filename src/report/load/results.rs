@@ -19,6 +19,7 @@ use super::dir::ResultsDir;
 use crate::plan::spec::Plan;
 use crate::plan::sweep::SweepOver;
 use crate::record::RunRow;
+use crate::report::model::header::{Header, Named};
 use crate::report::model::{against, rows_for, BaselineOf, Block, Metric, Report, SweepPoint};
 use crate::workload::result::Direction;
 use anyhow::{bail, Result};
@@ -254,18 +255,16 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
     }
     let mut report = Report {
         title: format!("mmcab report: {}", meta.plan_name),
-        header: vec![
-            ("Device".into(), device.clone()),
-            ("Kernel".into(), kernel.clone()),
-            (
-                "Plan".into(),
-                format!(
-                    "{}, sha256 {}",
-                    meta.plan_name,
-                    short_sha(&meta.plan_sha256)
-                ),
-            ),
-        ],
+        header: Header {
+            device: Some(Named::One(device.clone())),
+            kernel: Some(Named::One(kernel.clone())),
+            plan: Some(format!(
+                "{}, sha256 {}",
+                meta.plan_name,
+                short_sha(&meta.plan_sha256)
+            )),
+            ..Header::default()
+        },
         hosts: Vec::new(),
         setup: vec![
             crate::report::load::setup::config_section(meta, &configs),
@@ -282,16 +281,13 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         tests: 0,
         boots: None,
     };
-    report.header.push((
-        "Runs".into(),
-        format!(
-            "{} configs x {} workloads, {} per config ({} warm-up dropped), order {}",
-            report.configs.len(),
-            workloads.len(),
-            report.n_text(),
-            meta.warmup,
-            meta.order
-        ),
+    report.header.runs = Some(format!(
+        "{} configs x {} workloads, {} per config ({} warm-up dropped), order {}",
+        report.configs.len(),
+        workloads.len(),
+        report.n_text(),
+        meta.warmup,
+        meta.order
     ));
     super::host::describe_dir(&mut report, dir);
     report.caption = format!("{device} | Linux {kernel} | {}", report.n_text());

@@ -4,6 +4,7 @@
 
 pub mod correction;
 pub mod evidence;
+pub mod header;
 
 use crate::plan::sweep::SweepOver;
 use crate::stats::boots::{Model, Spread};
@@ -132,7 +133,7 @@ pub struct Report {
     /// First line of the mail text.
     pub title: String,
     /// `Key: value` lines after the title (device, kernel, plan, runs).
-    pub header: Vec<(String, String)>,
+    pub header: header::Header,
     /// The MMC host's driver as meta.json recorded it (`device.host_driver`), one per
     /// different record in a comparison; empty when none was recorded (older mmcab).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -35,7 +35,7 @@ pub fn render(report: &Report, charts: &[String]) -> String {
 
 /// The header list: the report's header fields, its setup, baseline and method.
 fn header(out: &mut String, report: &Report) {
-    for (key, value) in &report.header {
+    for (key, value) in report.header.lines() {
         out.push_str(&format!("- **{key}:** {value}\n"));
     }
     host_parameters(out, report);

@@ -100,7 +100,7 @@ fn runs_table(out: &mut String, report: &Report, block: &Block, name_w: usize) {
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     wrap(&mut out, 0, 2, &ascii(&report.title));
-    for (key, value) in &report.header {
+    for (key, value) in report.header.lines() {
         wrap(&mut out, 0, 8, &ascii(&format!("{key}: {value}")));
     }
     for section in &report.setup {

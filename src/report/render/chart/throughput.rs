@@ -187,7 +187,7 @@ mod tests {
         rows.extend((0..20).map(|i| series("w.0", f64::from(i) * 0.1, 0.1, 5.0)));
         let report = crate::report::model::Report {
             title: String::new(),
-            header: Vec::new(),
+            header: Default::default(),
             hosts: Vec::new(),
             setup: Vec::new(),
             caption: String::new(),
