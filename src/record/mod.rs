@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod evidence;
 pub mod resume;
+pub mod run_key;
 pub mod until_ci;
 pub mod verify;
 pub mod writer;
