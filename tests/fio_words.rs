@@ -14,7 +14,7 @@
 
 use mmcab::export::fio::{job_file, FioOptions};
 use mmcab::plan::spec::Plan;
-use mmcab::report::setup::{job_words, plan_lines};
+use mmcab::report::load::setup::{job_words, plan_lines};
 use mmcab::workload::job::scaled;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

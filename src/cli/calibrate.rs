@@ -2,7 +2,7 @@
 //! `mmcab compare` finds it ([`store_dir`]), and shown as a table.
 
 use super::output::Output;
-use crate::report::calibration::{Calibration, Entry};
+use crate::report::across::calibration::{Calibration, Entry};
 use crate::report::model::format_percent;
 use crate::stats::boots::boots_needed;
 use anyhow::Result;

@@ -3,8 +3,9 @@
 //! `--threshold`, `--allow-inconclusive`) and the exit status it sets.
 
 use super::output::Output;
-use crate::report::gate::{self, FailIf, GateOutcome, GateRule, GateStatus};
-use crate::report::{lava, model::Report, Written};
+use crate::report::ci::gate::{self, FailIf, GateOutcome, GateRule, GateStatus};
+use crate::report::ci::lava;
+use crate::report::{model::Report, Written};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;

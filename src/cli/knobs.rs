@@ -20,7 +20,7 @@ pub struct KnobsArgs {
 }
 
 pub fn execute(args: &KnobsArgs, out: &Output) -> Result<ExitCode> {
-    let statuses = crate::knob::statuses(&args.device)
+    let statuses = crate::knob::builtin::statuses(&args.device)
         .with_context(|| format!("mmcab knobs {}: finding the MMC card", args.device))?;
     if args.json {
         out.json(&serde_json::json!({

@@ -141,7 +141,7 @@ fn finish(
             ProbeKind::Align => record::ALIGN_CSV,
             ProbeKind::OpenAu => record::OPEN_AU_CSV,
         },
-        crate::report::PROBE_FILES
+        crate::report::files::PROBE_FILES
     ));
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,8 @@
 
 use super::gates::{self, GateArgs, OutputArgs};
 use super::output::Output;
-use crate::report::{self, baseline, CompareOptions};
+use crate::report::ci::baseline;
+use crate::report::{self, files, CompareOptions};
 use crate::stats::multiple::Correction;
 use anyhow::{bail, Result};
 use clap::Args;
@@ -143,10 +144,8 @@ fn compare_with_store(args: &CompareArgs, store: &Path, out: &Output) -> Result<
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "new".into());
-    let into = report::report_dir(&args.dirs[0]).join(format!(
-        "compare-baseline-vs-{}",
-        report::chart::file_stem(&name)
-    ));
+    let into = files::report_dir(&args.dirs[0])
+        .join(format!("compare-baseline-vs-{}", files::file_stem(&name)));
     run_compare(args, base, args.dirs.clone(), Some(into), out)
 }
 

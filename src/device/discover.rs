@@ -4,7 +4,7 @@
 //! [`discover_in`] takes the sysfs, debugfs and /dev roots as parameters so tests can
 //! point it at a tree built from a capture; [`discover`] uses the real ones.
 
-use super::MmcPaths;
+use super::paths::MmcPaths;
 use anyhow::{bail, Context, Result};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! [`super::ext_csd_table`].
 
 use super::ext_csd_table::{Decoder, Field, FIELDS};
-use super::MmcPaths;
+use super::paths::MmcPaths;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -5,7 +5,7 @@
 //! 0 (1 bits)`, see docs/kernel-facts.md), so [`read_ios`] wakes the card with a one-block direct
 //! read first when sysfs says it is suspended.
 
-use super::MmcPaths;
+use super::paths::MmcPaths;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

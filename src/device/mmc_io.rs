@@ -11,7 +11,7 @@
 
 use super::ioctl::state_name as state;
 use super::ioctl::{self, MmcIoctlError};
-use super::packed::PackedArgs;
+use super::transfer::PackedArgs;
 use super::transfer::{self, CmdSpec};
 use std::fs::File;
 use std::time::{Duration, Instant};

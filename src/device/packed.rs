@@ -24,6 +24,7 @@
 //! `tests/fixtures/packed/linux-4.9.toml`, whose derivation from that kernel code is in
 //! the README next to it.
 
+use super::transfer::PackedArgs;
 use linux_uapi::mmc_core::MMC_CMD23_ARG_PACKED;
 use serde::{Deserialize, Serialize};
 
@@ -113,18 +114,6 @@ pub struct CardFormat {
 pub struct Entry {
     pub sector: u64,
     pub sectors: u32,
-}
-
-/// The two command arguments and the transfer length of one packed write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PackedArgs {
-    /// CMD23: [`MMC_CMD23_ARG_PACKED`] | `blocks`.
-    pub sbc_arg: u32,
-    /// CMD25: the first entry's address.
-    pub cmd25_arg: u32,
-    /// 512-byte blocks of the transfer, header included.
-    pub blocks: u32,
-    pub entries: usize,
 }
 
 /// A packed write as [`build`] returns it: the header and the arguments.

@@ -9,8 +9,8 @@ use super::info::{
     DeviceInfo, ExtCsdInfo, HostCapsText, Identity, InfoPaths, IosInfo, INFO_SCHEMA,
 };
 use super::ios::read_ios;
+use super::paths::MmcPaths;
 use super::sysfs::{read_attrs, read_trimmed};
-use super::MmcPaths;
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -21,8 +21,9 @@ use super::ext_csd::ExtCsd;
 use super::packed::{
     packed_writes, Addressing, CardFormat, EXT_CSD_DATA_SECTOR_SIZE, EXT_CSD_MAX_PACKED_WRITES,
 };
+use super::paths::MmcPaths;
 use super::sysfs::read_trimmed;
-use super::{discover, ioctl, MmcPaths};
+use super::{discover, ioctl};
 use anyhow::{bail, Context, Result};
 use linux_uapi::mmc::MAX_BYTES;
 use std::fs::File;

@@ -14,7 +14,6 @@
 //! kernel converts no address for an ioctl: arguments are sector or byte addresses as
 //! the card takes them ([`super::packed::Addressing`]).
 
-use super::packed::PackedArgs;
 use linux_uapi::mmc::MmcCmd;
 use linux_uapi::mmc_core::{MMC_CMD_AC, MMC_CMD_ADTC, MMC_RSP_R1, MMC_RSP_SPI_R1, MMC_RSP_SPI_R2};
 use linux_uapi::mmc_proto::{
@@ -23,6 +22,18 @@ use linux_uapi::mmc_proto::{
     R1_CC_ERROR, R1_ERROR, R1_EXCEPTION_EVENT, R1_OUT_OF_RANGE, R1_READY_FOR_DATA, R1_WP_VIOLATION,
 };
 use std::fmt;
+
+/// The two command arguments and the transfer length of one packed write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackedArgs {
+    /// CMD23: `MMC_CMD23_ARG_PACKED` | `blocks`.
+    pub sbc_arg: u32,
+    /// CMD25: the first entry's address.
+    pub cmd25_arg: u32,
+    /// 512-byte blocks of the transfer, header included.
+    pub blocks: u32,
+    pub entries: usize,
+}
 
 /// The data block size of every transfer.
 pub const BLOCK: u32 = 512;

@@ -7,6 +7,8 @@ use super::attribute::AttributeKnob;
 use super::bus_width;
 use super::cap_bit::{CapBitKnob, Which};
 use super::caps::HostCaps;
+use super::env::unavailable;
+pub use super::env::KnobEnv;
 use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
 use super::packing::{self, PackingKnob};
 use super::{Knob, Unavailable};
@@ -17,25 +19,8 @@ use serde::Serialize;
 use std::path::Path;
 
 use crate::device::capabilities::{
-    kernel_release, kernel_version, CMD23_CQE_CAPS_WRITABLE_SINCE, MMC_CAP2_CQE, MMC_CAP_CMD23,
+    kernel_version, CMD23_CQE_CAPS_WRITABLE_SINCE, MMC_CAP2_CQE, MMC_CAP_CMD23,
 };
-
-/// A device and the kernel driving it, as the knobs see them.
-#[derive(Debug, Clone)]
-pub struct KnobEnv {
-    pub paths: MmcPaths,
-    /// `uname -r`.
-    pub kernel_release: String,
-}
-
-impl KnobEnv {
-    pub fn new(paths: MmcPaths) -> KnobEnv {
-        KnobEnv {
-            paths,
-            kernel_release: kernel_release(),
-        }
-    }
-}
 
 /// One line of `mmcab knobs`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,12 +35,11 @@ pub struct KnobStatus {
     pub reason: String,
 }
 
-pub(super) fn unavailable(knob: &str, reason: String) -> anyhow::Error {
-    Unavailable {
-        knob: knob.to_string(),
-        reason,
-    }
-    .into()
+/// Every built-in knob on `device` (`/dev/mmcblkN`, `mmcblkN`): its current value,
+/// whether it can be switched here, and why not.
+pub fn statuses(device: &str) -> Result<Vec<KnobStatus>> {
+    let paths = crate::device::discover(device)?;
+    Ok(status(&KnobEnv::new(paths)))
 }
 
 /// A built-in knob: the name users type, the values it takes, and how mmcab finds it on a

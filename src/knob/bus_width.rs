@@ -3,8 +3,8 @@
 //! `ios`; and how [`super::builtin`] finds it on a device.
 
 use super::attribute::{read_attribute, write_attribute};
-use super::builtin::{unavailable, KnobEnv};
 use super::caps::{parse_caps, CapsRefused, HostCaps};
+use super::env::{unavailable, KnobEnv};
 use super::{shell_quote, Knob, Saved};
 use crate::device::capabilities::{
     kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE, MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA,

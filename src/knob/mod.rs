@@ -22,6 +22,7 @@ pub mod caps;
 pub mod command;
 pub mod custom;
 pub mod decl;
+pub mod env;
 pub mod ext_csd;
 pub mod guard;
 pub mod mmcblk;
@@ -168,13 +169,6 @@ pub fn shell_quote(text: &str) -> String {
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
-}
-
-/// Every built-in knob on `device` (`/dev/mmcblkN`, `mmcblkN`): its current value,
-/// whether it can be switched here, and why not.
-pub fn statuses(device: &str) -> Result<Vec<builtin::KnobStatus>> {
-    let paths = crate::device::discover(device)?;
-    Ok(builtin::status(&builtin::KnobEnv::new(paths)))
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 //! an overflow. The bounds are generous for measuring an eMMC (and fit a 512 MB board);
 //! sizes that must fit the target are checked against it when the target is opened.
 
-use super::spec::Plan;
 use crate::units::format_size;
 use crate::workload::spec::{JobSpec, WorkloadSpec};
 use anyhow::{bail, Result};
@@ -77,16 +76,20 @@ pub fn scale_down(what: &str, n: u32) -> Result<()> {
     )
 }
 
-/// The plan's own numbers and every job's (called by [`Plan::validate`] after the jobs'
-/// own checks).
-pub fn check_plan(plan: &Plan) -> Result<()> {
-    if let Some(n) = plan.repetitions {
+/// The plan's own numbers (`repetitions`, `warmup`) and every job's (called by
+/// `Plan::validate` after the jobs' own checks).
+pub fn check_plan(
+    repetitions_of_plan: Option<u32>,
+    warmup_of_plan: Option<u32>,
+    workloads: &[WorkloadSpec],
+) -> Result<()> {
+    if let Some(n) = repetitions_of_plan {
         repetitions(&format!("`repetitions` = {n}"), n)?;
     }
-    if let Some(n) = plan.warmup {
+    if let Some(n) = warmup_of_plan {
         warmup(&format!("`warmup` = {n}"), n)?;
     }
-    for w in &plan.workload {
+    for w in workloads {
         check_workload(w)?;
     }
     Ok(())
@@ -175,6 +178,7 @@ fn check_job(job: &JobSpec) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::spec::Plan;
 
     const PLAN: &str =
         "name = \"p\"\n[[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"j\"\nrw = \"read\"\n";

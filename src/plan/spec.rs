@@ -2,7 +2,7 @@
 //! `[[workload]]` entries (see [`crate::workload::spec`]).
 
 use super::config::{ConfigSpec, KnobDecl};
-use super::matrix::Order;
+use super::order::Order;
 use super::sweep::SweepSpec;
 use crate::workload::spec::WorkloadSpec;
 use anyhow::{bail, Context, Result};
@@ -72,7 +72,7 @@ impl Plan {
                 );
             }
         }
-        super::limits::check_plan(self)
+        super::limits::check_plan(self.repetitions, self.warmup, &self.workload)
     }
 
     pub fn workload(&self, name: &str) -> Option<&WorkloadSpec> {

@@ -9,7 +9,7 @@
 //!   driver got (the histogram behind the mean, the p99 and the report's chart).
 //! - meta.json's `evidence`: where each source was read from, or why not.
 
-use super::writer::RunKey;
+use super::run_key::RunKey;
 use crate::evidence::requests::{opcode_mix, Kind, Requests};
 pub use crate::evidence::EvidenceMeta;
 use crate::evidence::RunEvidence;

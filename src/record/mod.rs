@@ -13,14 +13,16 @@ use serde::{Deserialize, Serialize};
 
 pub mod evidence;
 pub mod resume;
+pub mod run_key;
 pub mod until_ci;
 pub mod verify;
 pub mod writer;
 
 pub use evidence::{EvidenceMeta, EvidenceRow, RequestSizeRow, EVIDENCE_CSV, REQUEST_SIZES_CSV};
 
-/// Job name used for the rows that aggregate all jobs of a workload (group reporting).
-pub const GROUP_JOB: &str = "all";
+/// The job name of the rows that aggregate all jobs of a workload (reserved by the
+/// plan's validation, which defines it).
+pub use crate::workload::spec::GROUP_JOB;
 
 /// One row of `runs.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

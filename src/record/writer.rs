@@ -3,6 +3,7 @@
 //! atomically (write, fsync, rename). The directory is locked while a process writes
 //! it ([`DirLock`]); opening one to resume is [`super::resume`].
 
+use super::run_key::RunKey;
 use super::verify::VERIFY_ERRORS_CSV;
 use super::{
     LatencyRow, Meta, RunRow, SeriesRow, EVIDENCE_CSV, GROUP_JOB, LATENCY_CSV, META_JSON,
@@ -16,17 +17,6 @@ use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// Where one run sits in the matrix: what the rows of `runs.csv` are keyed by.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunKey {
-    pub run: u32,
-    pub label: String,
-    pub config: String,
-    pub workload: String,
-    pub repetition: u32,
-    pub warmup: bool,
-}
 
 #[derive(Debug)]
 pub struct ResultsWriter {

@@ -2,56 +2,44 @@
 //! into a 72-column mail text (returned for the command line to print), markdown, a tidy
 //! summary.csv, JSON and SVG/PNG charts, all written into one output directory.
 //!
-//! Module per output: [`text`] (mail), [`markdown`], [`csv`], [`json`], [`chart`];
-//! [`load`] reads a results dir, [`results`] and [`reference`](mod@reference) build the [`model`].
-//! [`compare`] merges results dirs as boots, [`across`] tests their changes with boots
-//! as the unit, [`calibration`] stores a board's boot-to-boot spread, [`correction`]
-//! adjusts the p-values of a report together. [`lava`] writes LAVA test-case signals,
-//! [`gate`] turns the model's verdicts into a CI pass/fail, [`baseline`] keeps baselines
-//! per device identity. [`evidence`] is the kernel evidence beside the numbers (mail
-//! lines, markdown section). [`host`] names the MMC host's driver and its parameters.
+//! By concept, each depending only on those before it:
+//! - [`model`]: the report as data (blocks of rows, verdicts, kernel evidence), and
+//!   the adjustment of its p-values together ([`model::correction`]);
+//! - [`load`]: reading a results directory and building the model from it, from a
+//!   reference CSV, with its setup, host and kernel evidence;
+//! - [`render`]: the model as mail text, markdown, CSV, JSON and charts;
+//! - [`across`]: results directories compared as boots ([`across::compare`]), their
+//!   changes tested with boots as the unit, a board's stored boot-to-boot spread
+//!   ([`across::calibration`]);
+//! - [`ci`]: the model's verdicts as a CI pass/fail ([`ci::gate`]), baselines per
+//!   device identity ([`ci::baseline`]), LAVA test-case signals ([`ci::lava`]).
+//!
+//! [`files`] names the files a report writes and where; [`probe`] is the report of a
+//! probe (`mmcab probe`). This module runs the commands: load, build, render, write.
 
 pub mod across;
-pub mod baseline;
-pub mod calibration;
-pub mod chart;
-pub mod compare;
-pub mod correction;
-pub mod csv;
-pub mod evidence;
-pub mod gate;
-pub mod host;
-pub mod json;
-pub mod lava;
+pub mod ci;
+pub mod files;
 pub mod load;
-pub mod markdown;
 pub mod model;
 pub mod probe;
-pub mod reference;
-pub mod results;
-pub mod setup;
-pub mod sides;
-pub mod text;
-mod text_boots;
-mod text_published;
-pub mod wording;
+pub mod render;
 
 use crate::stats::multiple::Correction;
+use across::calibration::{self, Calibration};
+use across::compare::{self, Sides};
+use across::host;
 use anyhow::{Context, Result};
-use calibration::Calibration;
-use chart::ChartInput;
-use compare::Sides;
-use load::ResultsDir;
-use model::Report;
+use files::{
+    report_dir, JSON_FILE, MARKDOWN_FILE, PROBE_FILES, RESULTS_FILES, SUMMARY_CSV, TEXT_FILE,
+};
+use load::dir::ResultsDir;
+use load::{reference, results};
+use model::{correction, Report};
+use render::chart::{self, ChartInput};
+use render::{csv, json, markdown, text};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-
-/// Name of the report directory inside a results dir.
-pub const REPORT_DIR: &str = "report";
-pub const TEXT_FILE: &str = "report.txt";
-pub const MARKDOWN_FILE: &str = "report.md";
-pub const SUMMARY_CSV: &str = "summary.csv";
-pub const JSON_FILE: &str = "report.json";
 
 /// runs.csv, series and latency rows of measured runs only (warm-ups dropped).
 pub fn chart_input<'a>(report: &'a Report, dirs: &[&ResultsDir]) -> ChartInput<'a> {
@@ -120,11 +108,19 @@ pub struct Written {
     pub files: &'static str,
 }
 
-/// The files of a report of results (`Written::files`).
-pub const RESULTS_FILES: &str =
-    "report.txt, report.md, summary.csv, report.json, charts *.svg/*.png";
-/// The files of a probe's report.
-pub const PROBE_FILES: &str = "report.txt, charts *.svg/*.png";
+/// Read a reference CSV and write its report into `out`; returns the mail text.
+fn reference_report(csv: &Path, out: &Path, baseline: Option<&str>) -> Result<(String, Report)> {
+    let rows = reference::read(csv)?;
+    let report = reference::build(&rows, baseline)?;
+    let input = ChartInput {
+        report: &report,
+        runs: Vec::new(),
+        series: Vec::new(),
+        latency: Vec::new(),
+    };
+    let mail = write_outputs(&input, out)?;
+    Ok((mail, report))
+}
 
 /// Write every output into `out`; returns the mail text.
 pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
@@ -159,11 +155,6 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
     Ok(mail)
 }
 
-/// Output directory for a report of `dir`.
-pub fn report_dir(dir: &Path) -> PathBuf {
-    dir.join(REPORT_DIR)
-}
-
 /// `mmcab report PATH`: the configs of one results directory against `baseline` (default:
 /// the plan's first), the numbers of a reference CSV (results/reference/*.csv), a
 /// probe's directory (`mmcab probe`), or published flashbench output (a text file).
@@ -172,8 +163,8 @@ pub fn report(path: &Path, baseline: Option<&str>, correction: Correction) -> Re
         let (mail, dir) = probe::report_published(path)?;
         (mail, dir, PROBE_FILES, None)
     } else if path.is_file() {
-        let out = reference::default_out_dir(path);
-        let (mail, report) = reference::generate(path, &out, baseline)?;
+        let out = files::default_out_dir(path);
+        let (mail, report) = reference_report(path, &out, baseline)?;
         (mail, out, RESULTS_FILES, Some(report))
     } else if crate::probe::record::is_probe_dir(path) {
         (
@@ -183,7 +174,7 @@ pub fn report(path: &Path, baseline: Option<&str>, correction: Correction) -> Re
             None,
         )
     } else {
-        let dir = load::load(path)?;
+        let dir = load::dir::load(path)?;
         let mut report = results::build(&dir, baseline)?;
         correction::apply(&mut report, correction);
         let out = report_dir(path);
@@ -221,8 +212,9 @@ pub struct CompareOptions {
 
 /// `mmcab compare`: results directories as boots (see [`compare`](mod@compare)).
 pub fn compare(opts: &CompareOptions) -> Result<Written> {
-    let load_all =
-        |paths: &[PathBuf]| -> Result<Vec<_>> { paths.iter().map(|d| load::load(d)).collect() };
+    let load_all = |paths: &[PathBuf]| -> Result<Vec<_>> {
+        paths.iter().map(|d| load::dir::load(d)).collect()
+    };
     let sides = if opts.new.is_empty() {
         Sides::each_dir(load_all(&opts.base)?)
     } else {
@@ -263,9 +255,7 @@ pub fn compare(opts: &CompareOptions) -> Result<Written> {
     )?;
     if let (Some(boots), Some((path, cal))) = (report.boots.as_mut(), &calibration) {
         boots.calibration = Some(cal.describe(path));
-        report
-            .header
-            .push(("Calibration".into(), cal.describe(path)));
+        report.header.calibration = Some(cal.describe(path));
     }
     correction::apply(&mut report, opts.correction);
     let out = opts.out.clone().unwrap_or_else(|| compare::out_dir(&sides));
@@ -290,7 +280,7 @@ pub fn calibrate(
 ) -> Result<(PathBuf, Calibration)> {
     let loaded = dirs
         .iter()
-        .map(|d| load::load(d))
+        .map(|d| load::dir::load(d))
         .collect::<Result<Vec<_>>>()?;
     let cal = calibration::build(&loaded)?;
     let path = match (out, store) {

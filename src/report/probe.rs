@@ -1,17 +1,17 @@
 //! Reports of `mmcab probe align` / `open-au` (and of published flashbench output): a
 //! flashbench-like table with the estimates, their confidence and the cross-check
 //! against EXT_CSD and sysfs, as 72-column ASCII mail text (`report.txt`), plus the
-//! chart ([`super::chart::probe`]). probe.json and the table's CSV are written by the
+//! chart ([`crate::report::render::chart::probe`]). probe.json and the table's CSV are written by the
 //! probe ([`crate::probe::record`]).
 
-use super::chart::{probe::probe_chart, save};
-use super::text::{ascii, wrap, MAX_COLUMNS};
-use super::TEXT_FILE;
 use crate::probe::align::{self, Boundary, Estimate};
 use crate::probe::flashbench;
 use crate::probe::measure::published_records;
 use crate::probe::open_au::{self, OpenAuRun};
 use crate::probe::record::{self, ProbeKind, ProbeRecord, PUBLISHED_TXT};
+use crate::report::files::TEXT_FILE;
+use crate::report::render::chart::{probe::probe_chart, save};
+use crate::report::render::columns::{ascii, wrap, MAX_COLUMNS};
 use crate::units::format_size;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -386,7 +386,7 @@ pub fn report_published(path: &Path) -> Result<(String, PathBuf)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let p = flashbench::parse(&text).with_context(|| format!("{}", path.display()))?;
-    let out = super::reference::default_out_dir(path);
+    let out = crate::report::files::default_out_dir(path);
     let records = published_records(&p);
     let mut mail = String::new();
     for r in &records {

@@ -4,9 +4,10 @@
 
 use crate::device::sysfs::read_trimmed;
 use crate::device::MmcPaths;
-use crate::knob::builtin::{self, KnobEnv};
+use crate::knob::builtin;
 use crate::knob::caps::HostCaps;
 use crate::knob::decl::KnobDecl;
+use crate::knob::env::KnobEnv;
 use crate::knob::Knob;
 use crate::plan::config::ConfigSpec;
 use crate::record::{BlockDeviceId, ConfigMeta, Meta};

@@ -212,6 +212,10 @@ pub struct JobSpec {
     pub packed: Option<super::ioctl::Packed>,
 }
 
+/// Job name of the rows that aggregate all jobs of a workload (group reporting in
+/// runs.csv): no job of a plan may have it.
+pub const GROUP_JOB: &str = "all";
+
 /// Smallest logical block size of any Linux block device; O_DIRECT needs at least this.
 pub const MIN_LOGICAL_BLOCK_BYTES: u64 = 512;
 /// Bytes of the verify header at the start of every written block.
@@ -230,6 +234,13 @@ impl WorkloadSpec {
             );
         }
         for (i, job) in self.job.iter().enumerate() {
+            if job.name == GROUP_JOB {
+                bail!(
+                    "workload '{}', job '{GROUP_JOB}': the name '{GROUP_JOB}' is reserved for \
+                     the rows of all jobs together: rename the job",
+                    self.name
+                );
+            }
             if self.job[..i].iter().any(|other| other.name == job.name) {
                 bail!(
                     "workload '{}': two jobs are named '{}': job names must be unique",
@@ -404,5 +415,18 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("two jobs are named 'j'"), "{err}");
+    }
+
+    #[test]
+    fn a_job_named_like_the_group_rows_is_refused() {
+        let err = parse("name = \"w\"\n[[job]]\nname = \"all\"\nrw = \"read\"\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "workload 'w', job 'all': the name 'all' is reserved for the rows of all jobs \
+             together: rename the job"
+        );
+        assert_eq!(err.lines().count(), 1);
     }
 }

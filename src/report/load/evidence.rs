@@ -1,0 +1,207 @@
+//! The kernel evidence next to the numbers: per workload x direction and config, what
+//! the driver did in the measured (non-warm-up) runs, from `evidence.csv` and
+//! `request_sizes.csv` (results directories without them have no evidence section).
+//!
+//! Per config, pooled over its runs: requests per MiB the workload moved, mean and p99
+//! request size (from the size histogram), mean device latency (start to done event,
+//! weighted by requests) and the mean of the runs' p99 latencies, the share of
+//! multi-block requests with CMD23, the share of requests with the packed bit. Where a
+//! run has no trace (not an MMC card, tracefs unavailable), the block statistics stand
+//! in: requests and sizes from the stat deltas, mean latency from the stat ticks.
+
+use super::dir::ResultsDir;
+use crate::record::EvidenceRow;
+use crate::report::model::evidence::{ConfigEvidence, EvidenceBlock};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The evidence blocks of a results dir, for the workloads x directions that have
+/// performance blocks; empty without evidence.csv.
+pub fn build(dir: &ResultsDir, configs: &[String], workloads: &[String]) -> Vec<EvidenceBlock> {
+    if dir.evidence.is_empty() {
+        return Vec::new();
+    }
+    let warm: HashSet<u32> = dir
+        .runs
+        .iter()
+        .filter(|r| r.warmup)
+        .map(|r| r.run)
+        .collect();
+    // Grouped once by (workload, config, direction): the evidence rows of measured runs,
+    // the bytes the workload moved, the size histogram.
+    type Key<'a> = (&'a str, &'a str, &'a str);
+    let mut rows: HashMap<Key, Vec<&EvidenceRow>> = HashMap::new();
+    for e in dir.evidence.iter().filter(|e| !warm.contains(&e.run)) {
+        rows.entry((&e.workload, &e.config, &e.direction))
+            .or_default()
+            .push(e);
+    }
+    let mut moved: HashMap<Key, u64> = HashMap::new();
+    for r in dir.measured() {
+        *moved
+            .entry((&r.workload, &r.config, r.direction.as_str()))
+            .or_default() += r.bytes;
+    }
+    let mut sizes: HashMap<Key, BTreeMap<u64, u64>> = HashMap::new();
+    for s in dir.request_sizes.iter().filter(|s| !warm.contains(&s.run)) {
+        *sizes
+            .entry((&s.workload, &s.config, &s.direction))
+            .or_default()
+            .entry(s.bytes)
+            .or_insert(0) += s.requests;
+    }
+    let mut out = Vec::new();
+    for workload in workloads {
+        for direction in ["write", "read"] {
+            let block: Vec<ConfigEvidence> = configs
+                .iter()
+                .filter_map(|config| {
+                    let key = (workload.as_str(), config.as_str(), direction);
+                    let ev = rows.get(&key)?;
+                    let bytes = *moved.get(&key)?;
+                    let sizes = sizes.remove(&key).unwrap_or_default();
+                    Some(summarize(config, ev, bytes, sizes))
+                })
+                .collect();
+            if !block.is_empty() {
+                out.push(EvidenceBlock {
+                    workload: workload.clone(),
+                    direction: direction.to_string(),
+                    rows: block,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Multi-block requests with CMD23. Results recorded before `sbc_multi_block` have
+/// only `sbc`, which counts single-block requests with CMD23 too: there it is capped
+/// at each row's multi-block requests, so the share never passes 100%.
+fn cmd23_multi_block(ev: &[&EvidenceRow]) -> u64 {
+    ev.iter()
+        .map(|e| {
+            let multi = e.multi_block.unwrap_or(0);
+            e.sbc_multi_block
+                .unwrap_or_else(|| e.sbc.unwrap_or(0).min(multi))
+                .min(multi)
+        })
+        .sum()
+}
+
+fn share(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// One config's rows of one workload x direction; `bytes` is what the workload moved,
+/// `sizes` the size histogram of its traced runs.
+fn summarize(
+    config: &str,
+    ev: &[&EvidenceRow],
+    bytes: u64,
+    sizes: BTreeMap<u64, u64>,
+) -> ConfigEvidence {
+    let runs: HashSet<u32> = ev.iter().map(|e| e.run).collect();
+    let traced = ev.iter().all(|e| e.requests.is_some());
+    let sum = |f: fn(&EvidenceRow) -> Option<u64>| -> Option<u64> {
+        ev.iter().map(|e| f(e)).sum::<Option<u64>>()
+    };
+    let mib = bytes as f64 / MIB;
+    let per_mib = |n: Option<u64>| n.filter(|_| mib > 0.0).map(|n| n as f64 / mib);
+    let stat_ios = sum(|e| e.stat_ios);
+    let stat_sectors = sum(|e| e.stat_sectors);
+    let mut row = ConfigEvidence {
+        config: config.to_string(),
+        runs: runs.len(),
+        source: if traced { "trace" } else { "block stat" }.to_string(),
+        requests: 0,
+        requests_per_mib: None,
+        size_mean_bytes: None,
+        size_p99_bytes: None,
+        lat_mean_us: None,
+        lat_p99_us: None,
+        cmd23_share: None,
+        packed_share: None,
+        open_ended_share: None,
+        cqe_share: None,
+        errors: 0,
+        lost_events: ev.iter().map(|e| lost_events(&e.trace)).sum(),
+        stat_ios_per_mib: per_mib(stat_ios),
+        stat_merges: sum(|e| e.stat_merges),
+        pack_cmds: sum(|e| e.pack_cmds),
+        pack_reqs: sum(|e| e.pack_reqs),
+        sizes: BTreeMap::new(),
+    };
+    if traced {
+        let requests = sum(|e| e.requests).unwrap_or(0);
+        let multi = sum(|e| e.multi_block).unwrap_or(0);
+        row.sizes = sizes;
+        let sized: u64 = row.sizes.values().sum();
+        let lat_weight: f64 = ev
+            .iter()
+            .filter_map(|e| Some(e.lat_mean_us? * e.requests? as f64))
+            .sum();
+        let lat_n: u64 = ev
+            .iter()
+            .filter(|e| e.lat_mean_us.is_some())
+            .filter_map(|e| e.requests)
+            .sum();
+        let p99s: Vec<f64> = ev.iter().filter_map(|e| e.lat_p99_us).collect();
+        row.requests = requests;
+        row.requests_per_mib = per_mib(Some(requests));
+        row.size_mean_bytes = share(sum(|e| e.bytes).unwrap_or(0), sized);
+        row.size_p99_bytes = crate::evidence::requests::percentile_of_counts(&row.sizes, 99.0);
+        row.lat_mean_us = (lat_n > 0).then(|| lat_weight / lat_n as f64);
+        row.lat_p99_us = (!p99s.is_empty()).then(|| p99s.iter().sum::<f64>() / p99s.len() as f64);
+        row.cmd23_share = share(cmd23_multi_block(ev), multi);
+        row.packed_share = share(sum(|e| e.sbc_packed).unwrap_or(0), requests);
+        row.open_ended_share = share(sum(|e| e.open_ended).unwrap_or(0), multi);
+        row.cqe_share = share(sum(|e| e.cqe).unwrap_or(0), requests);
+        row.errors = sum(|e| e.errors).unwrap_or(0);
+    } else if let (Some(ios), Some(sectors)) = (stat_ios, stat_sectors) {
+        row.requests = ios;
+        row.requests_per_mib = per_mib(Some(ios));
+        row.size_mean_bytes = share(sectors * 512, ios);
+        row.lat_mean_us = share(sum(|e| e.stat_ticks_ms).unwrap_or(0) * 1000, ios);
+    }
+    row
+}
+
+/// `lost N events` in evidence.csv's trace column.
+fn lost_events(status: &str) -> u64 {
+    status
+        .strip_prefix("lost ")
+        .and_then(|r| r.strip_suffix(" events"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cmd23_share_never_passes_all_multi_block_requests() {
+        let row = |multi, sbc, sbc_multi_block| EvidenceRow {
+            multi_block: Some(multi),
+            sbc: Some(sbc),
+            sbc_multi_block,
+            ..Default::default()
+        };
+        // Counted: single-block requests with CMD23 are not in it.
+        let new = row(4, 10, Some(3));
+        assert_eq!(cmd23_multi_block(&[&new]), 3);
+        // Recorded before the column: sbc capped per row.
+        let (old, old_few) = (row(4, 10, None), row(8, 2, None));
+        assert_eq!(cmd23_multi_block(&[&old, &old_few]), 4 + 2);
+        let share = share(cmd23_multi_block(&[&old]), 4).unwrap();
+        assert!(share <= 1.0, "{share}");
+    }
+
+    #[test]
+    fn lost_events_of_the_trace_column() {
+        assert_eq!(lost_events("lost 12 events"), 12);
+        assert_eq!(lost_events("ok"), 0);
+    }
+}

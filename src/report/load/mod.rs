@@ -1,0 +1,11 @@
+//! Building the report model from what was recorded: a results directory read back
+//! ([`dir`]) and turned into blocks ([`results`]), with what was run ([`setup`]), the
+//! MMC host's driver ([`host`]) and the kernel evidence ([`evidence`]); or published
+//! numbers of a reference CSV ([`reference`]).
+
+pub mod dir;
+pub mod evidence;
+pub mod host;
+pub mod reference;
+pub mod results;
+pub mod setup;

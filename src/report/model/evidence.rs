@@ -1,0 +1,47 @@
+//! The kernel evidence next to the numbers, as data: per workload x direction and
+//! config, what the driver did in the measured (non-warm-up) runs (built by
+//! [`crate::report::load::evidence`], rendered by [`crate::report::render::evidence`]).
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One workload x direction.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvidenceBlock {
+    pub workload: String,
+    pub direction: String,
+    pub rows: Vec<ConfigEvidence>,
+}
+
+/// What the kernel did under one config.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigEvidence {
+    pub config: String,
+    pub runs: usize,
+    /// `trace` (mmc trace events) or `block stat` (no trace in some run).
+    pub source: String,
+    pub requests: u64,
+    pub requests_per_mib: Option<f64>,
+    pub size_mean_bytes: Option<f64>,
+    pub size_p99_bytes: Option<u64>,
+    pub lat_mean_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
+    /// Multi-block requests with CMD23, of all multi-block requests.
+    pub cmd23_share: Option<f64>,
+    /// Requests with the packed bit in CMD23's argument, of all requests.
+    pub packed_share: Option<f64>,
+    /// Multi-block requests ended by CMD12, of all multi-block requests.
+    pub open_ended_share: Option<f64>,
+    pub cqe_share: Option<f64>,
+    pub errors: u64,
+    /// Trace events the ring buffer lost in these runs (counts are too low by them).
+    pub lost_events: u64,
+    /// Block layer: I/Os per MiB and merges (from the stat deltas).
+    pub stat_ios_per_mib: Option<f64>,
+    pub stat_merges: Option<u64>,
+    /// `wr_pack_stats` (vendor kernels): packed commands and the requests in them.
+    pub pack_cmds: Option<u64>,
+    pub pack_reqs: Option<u64>,
+    /// Request size in bytes -> requests (trace only).
+    pub sizes: BTreeMap<u64, u64>,
+}

@@ -1,0 +1,365 @@
+//! The report as data: one block per workload x direction x metric, one row per config
+//! with its summary, its change against the baseline and its warnings. Every output
+//! (text, markdown, csv, json, charts) renders this one structure.
+
+pub mod correction;
+pub mod evidence;
+pub mod header;
+
+use crate::plan::sweep::SweepOver;
+use crate::stats::boots::{Model, Spread};
+use crate::stats::multiple::Correction;
+use crate::stats::{self, Change, Summary, Verdict, Warning};
+use crate::workload::result::Direction;
+use serde::{Serialize, Serializer};
+
+/// A measured quantity, with its unit and which way is better.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metric {
+    /// Column-style key: `mb_per_s`, `iops`, `lat_mean_us`, or a published unit's key.
+    pub key: String,
+    /// Unit as printed: `MB/s`, `IOPS`, `us`, `KiB/s`.
+    pub unit: String,
+    pub higher_is_better: bool,
+}
+
+impl Metric {
+    pub fn new(key: &str, unit: &str, higher_is_better: bool) -> Metric {
+        Metric {
+            key: key.to_string(),
+            unit: unit.to_string(),
+            higher_is_better,
+        }
+    }
+}
+
+/// One config's samples in a block.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigRow {
+    pub config: String,
+    /// One value per measured (non-warm-up) repetition, in run order.
+    pub values: Vec<f64>,
+    /// Run number of each value.
+    pub runs: Vec<f64>,
+    /// Of `values`; in a comparison across boots, of the boot means when the side has
+    /// several boots (n = boots, sd and cv of the boot means, CI across boots).
+    pub summary: Summary,
+    /// The config this one is compared with (None for a baseline).
+    pub baseline: Option<String>,
+    /// Against the baseline; None for the baseline itself or when it has no values.
+    pub change: Option<Change>,
+    pub verdict: Option<Verdict>,
+    /// The p-value of `change` adjusted over the whole report ([`Report::correction`]);
+    /// None when there is no test.
+    pub q: Option<f64>,
+    /// Across boots (`mmcab compare`): this side's runs grouped by boot.
+    pub across: Option<Across>,
+    pub warnings: Vec<Warning>,
+}
+
+/// A row of a comparison across boots: its spread, and how its change was tested.
+#[derive(Debug, Clone, Serialize)]
+pub struct Across {
+    pub spread: Spread,
+    /// None for a baseline.
+    pub model: Option<Model>,
+    /// Boots per side that would resolve a change of this size (95% CI clear of 0
+    /// with 80% power), from the boot-to-boot spread the test used; None when unknown.
+    pub boots_needed: Option<u32>,
+}
+
+/// One workload x direction x metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct Block {
+    pub workload: String,
+    /// None when the source does not say (written as empty: see [`Block::direction_text`]).
+    #[serde(serialize_with = "direction_text")]
+    pub direction: Option<Direction>,
+    pub metric: Metric,
+    /// Shown in the mail text (the headline metrics); all blocks go to csv/json/md.
+    pub headline: bool,
+    /// Block size of the workload when known (mean I/O size, or as published).
+    pub block_size_bytes: Option<u64>,
+    /// Sweep this block belongs to (charted against block size), if any.
+    pub sweep: Option<String>,
+    /// Every sweep this block is a point of, with its x value (what the sweep charts
+    /// draw): the plan's `[[sweep]]` tables, or `sweep` at `block_size_bytes`.
+    pub sweeps: Vec<SweepPoint>,
+    pub rows: Vec<ConfigRow>,
+}
+
+/// A block's place in one sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    pub sweep: String,
+    /// The job key on the x axis.
+    pub over: SweepOver,
+    pub x: f64,
+}
+
+impl Block {
+    pub fn title(&self) -> String {
+        let mut t = self.workload.clone();
+        let direction = self.direction_text();
+        if !direction.is_empty() && !self.workload.contains(direction) {
+            t.push_str(", ");
+            t.push_str(direction);
+        }
+        t
+    }
+
+    /// `read`, `write`, or empty when the source does not say.
+    pub fn direction_text(&self) -> &'static str {
+        self.direction.map_or("", Direction::as_str)
+    }
+}
+
+/// A block's direction as its outputs write it: `read`, `write` or empty.
+fn direction_text<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(d.map_or("", Direction::as_str))
+}
+
+/// A titled list of lines after the header: what was run (configs with their bus
+/// settings, workloads with their parameters).
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupSection {
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// First line of the mail text.
+    pub title: String,
+    /// `Key: value` lines after the title (device, kernel, plan, runs).
+    pub header: header::Header,
+    /// The MMC host's driver as meta.json recorded it (`device.host_driver`), one per
+    /// different record in a comparison; empty when none was recorded (older mmcab).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<RecordedHost>,
+    /// What was run, after the header (empty for published numbers).
+    pub setup: Vec<SetupSection>,
+    /// One line for chart captions: device, kernel, n.
+    pub caption: String,
+    pub configs: Vec<String>,
+    pub baseline: String,
+    /// Single published values (results/reference): no spread, no tests.
+    pub published: bool,
+    pub blocks: Vec<Block>,
+    /// Notes printed at the end (e.g. identity mismatches under --force).
+    pub notes: Vec<String>,
+    /// What the kernel did per workload x direction and config (results directories
+    /// with evidence.csv only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<evidence::EvidenceBlock>,
+    /// How the p-values were adjusted together; None until they are (and for
+    /// published values, which have none).
+    pub correction: Option<Correction>,
+    /// Number of tests adjusted together.
+    pub tests: usize,
+    /// Set when the report compares results directories as boots.
+    pub boots: Option<Boots>,
+}
+
+/// The MMC host and its driver as a results directory's meta.json recorded them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordedHost {
+    /// In a comparison: the sides (or boots) that recorded it; empty in the report of
+    /// one results directory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by: Vec<String>,
+    /// e.g. `mmc0`.
+    pub host: String,
+    pub driver: crate::device::info::HostDriver,
+}
+
+/// The boots of a comparison across boots.
+#[derive(Debug, Clone, Serialize)]
+pub struct Boots {
+    /// Each side's name and its boots (results directory names), base first.
+    pub sides: Vec<(String, Vec<String>)>,
+    /// The stored calibration used for one-boot sides, described for the header.
+    pub calibration: Option<String>,
+}
+
+impl Boots {
+    /// Whether some side has more than one boot (the report then shows boot spreads).
+    pub fn several(&self) -> bool {
+        self.sides.iter().any(|(_, b)| b.len() > 1)
+    }
+}
+
+impl Report {
+    /// Whether `config` is what some other config is compared with.
+    pub fn is_baseline(&self, config: &str) -> bool {
+        config == self.baseline
+            || self
+                .blocks
+                .iter()
+                .flat_map(|b| &b.rows)
+                .any(|r| r.baseline.as_deref() == Some(config))
+    }
+
+    /// Smallest and largest n over all rows.
+    pub fn n_range(&self) -> (usize, usize) {
+        let ns = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.rows.iter().map(|r| r.summary.n));
+        let min = ns.clone().min().unwrap_or(0);
+        (min, ns.max().unwrap_or(0))
+    }
+
+    pub fn n_text(&self) -> String {
+        match self.n_range() {
+            (a, b) if a == b => format!("n = {a}"),
+            (a, b) => format!("n = {a}..{b}"),
+        }
+    }
+}
+
+/// Which config a config is compared with (None: it is a baseline itself).
+pub type BaselineOf<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The usual case: every config against one baseline.
+pub fn against(baseline: &str) -> impl Fn(&str) -> Option<String> + '_ {
+    move |config: &str| {
+        if config == baseline {
+            None
+        } else {
+            Some(baseline.to_string())
+        }
+    }
+}
+
+/// Build the rows of a block from (config, run number, value) samples; configs in the
+/// given order, each compared with `baseline_of(config)` when that has samples.
+pub fn rows_for(
+    configs: &[String],
+    baseline_of: BaselineOf,
+    metric: &Metric,
+    samples: &[(String, f64, f64)],
+) -> Vec<ConfigRow> {
+    let values_of = |config: &str| -> (Vec<f64>, Vec<f64>) {
+        samples
+            .iter()
+            .filter(|(c, _, _)| c == config)
+            .map(|(_, run, v)| (*run, *v))
+            .unzip()
+    };
+    configs
+        .iter()
+        .filter_map(|config| {
+            let (runs, values) = values_of(config);
+            if values.is_empty() {
+                return None;
+            }
+            let baseline = baseline_of(config).filter(|b| b != config);
+            let base_values = baseline
+                .as_deref()
+                .map(|b| values_of(b).1)
+                .unwrap_or_default();
+            let (baseline, change) = if base_values.is_empty() {
+                (None, None)
+            } else {
+                (baseline, Some(stats::welch_change(&base_values, &values)))
+            };
+            Some(ConfigRow {
+                config: config.clone(),
+                baseline,
+                summary: stats::summarize(&values),
+                verdict: change.map(|c| stats::verdict(&c, metric.higher_is_better)),
+                q: None,
+                across: None,
+                warnings: if values.len() > 1 {
+                    stats::warnings(&runs, &values)
+                } else {
+                    Vec::new()
+                },
+                change,
+                values,
+                runs,
+            })
+        })
+        .collect()
+}
+
+/// Format a value with about four significant digits, no exponent.
+pub fn format_value(v: f64) -> String {
+    if v.is_nan() {
+        return "-".to_string();
+    }
+    let a = v.abs();
+    let decimals = if a >= 1000.0 {
+        0
+    } else if a >= 100.0 {
+        1
+    } else if a >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{v:.decimals$}")
+}
+
+/// A fraction as a percentage with one decimal and no sign (`12.3`), `-` when not a
+/// number.
+pub fn format_percent(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.1}", v * 100.0)
+    } else {
+        "-".to_string()
+    }
+}
+
+/// A relative change as a signed percentage; `from 0` for a change from a value of 0
+/// (a published 0, say), which no percentage describes.
+pub fn format_pct(rel: f64) -> String {
+    if rel.is_nan() {
+        "-".to_string()
+    } else if rel.is_infinite() {
+        "from 0".to_string()
+    } else {
+        format!("{:+.1}%", rel * 100.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_compare_against_the_baseline_only() {
+        let configs = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let m = Metric::new("mb_per_s", "MB/s", true);
+        let s = |c: &str, run: f64, v: f64| (c.to_string(), run, v);
+        let samples = vec![
+            s("a", 1.0, 10.0),
+            s("b", 2.0, 12.0),
+            s("a", 3.0, 10.2),
+            s("b", 4.0, 12.1),
+            s("a", 5.0, 9.9),
+            s("b", 6.0, 11.9),
+        ];
+        let rows = rows_for(&configs, &against("a"), &m, &samples);
+        assert_eq!(rows.len(), 2, "c has no samples and is left out");
+        assert!(rows[0].change.is_none());
+        assert_eq!(rows[1].verdict, Some(Verdict::Faster));
+        assert_eq!(rows[1].runs, vec![2.0, 4.0, 6.0]);
+    }
+
+    #[test]
+    fn values_keep_about_four_digits() {
+        assert_eq!(format_value(3034.44), "3034");
+        assert_eq!(format_value(22.514), "22.51");
+        assert_eq!(format_value(5.8), "5.800");
+        assert_eq!(format_pct(-0.2314), "-23.1%");
+        assert_eq!(
+            format_pct(5.0 / 0.0),
+            "from 0",
+            "a change from a published 0"
+        );
+        assert_eq!(format_pct(-5.0 / 0.0), "from 0");
+    }
+}

@@ -1,0 +1,15 @@
+//! The report model rendered: the mail text ([`text`], with [`text_boots`],
+//! [`text_published`] and [`wording`], in the [`columns`] of a mail), [`markdown`],
+//! [`csv`], [`json`], the kernel evidence's lines and table ([`evidence`]) and the
+//! [`chart`]s.
+
+pub mod chart;
+pub mod columns;
+pub mod csv;
+pub mod evidence;
+pub mod json;
+pub mod markdown;
+pub mod text;
+mod text_boots;
+mod text_published;
+pub mod wording;
