@@ -264,7 +264,10 @@ fn script(set: &Timing, jitter_permille: u32, repeat: u32, bus_plan: &str) -> St
     )
 }
 
-/// Mean seconds per op of each (workload, config) in a results directory's runs.csv.
+/// Median over the runs of seconds per op of each (workload, config) in a results
+/// directory's runs.csv. The median, not the mean: a one-off stall of the guest's
+/// software (seen once in CI: one zero-card run of 3 took 0.260 s where the others took
+/// 0.093 s) must not move the software time the formula adds to.
 fn per_op(dir: &Path) -> BTreeMap<(String, String), f64> {
     let text = std::fs::read_to_string(dir.join("runs.csv"))
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
@@ -279,7 +282,7 @@ fn per_op(dir: &Path) -> BTreeMap<(String, String), f64> {
         col("seconds"),
         col("warmup"),
     );
-    let mut sums: BTreeMap<(String, String), (f64, f64)> = BTreeMap::new();
+    let mut per_run: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
         if f[c_job] != "all" || f[c_warm] == "true" {
@@ -287,13 +290,15 @@ fn per_op(dir: &Path) -> BTreeMap<(String, String), f64> {
         }
         let ops: f64 = f[c_ops].parse().unwrap();
         let seconds: f64 = f[c_seconds].parse().unwrap();
-        let e = sums
+        per_run
             .entry((f[c_workload].to_string(), f[c_config].to_string()))
-            .or_default();
-        e.0 += seconds / ops;
-        e.1 += 1.0;
+            .or_default()
+            .push(seconds / ops);
     }
-    sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect()
+    per_run
+        .into_iter()
+        .map(|(k, v)| (k, mmcab::stats::median(&v)))
+        .collect()
 }
 
 /// Boots, runs, and checks every (workload, config) against the formula; returns the
