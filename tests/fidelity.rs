@@ -46,8 +46,8 @@ fn qd_sweep_on_a_loop_device_charts_iops_against_depth_and_block_size() {
     ]));
     let text = ok(mmcab(&["report", out.to_str().unwrap()]));
     assert!(
-        text.contains("rand-4k-qd32: randread: rw=randread bs=4k direct=1 ioengine=io_uring")
-            && text.contains("iodepth=32 runtime=10s"),
+        text.contains("rand-4k-qd32: randread: rw=randread bs=4k ioengine=io_uring iodepth=32")
+            && text.contains("      direct=1 runtime=10s norandommap=1"),
         "{text}"
     );
     let json = report_json(&out);
@@ -304,7 +304,7 @@ fn the_quick_start_report_shows_bus_settings_and_throughput_over_time() {
         "{text}"
     );
     assert!(
-        text.contains("seq-write: dd-write: rw=write bs=1M size=4M direct=1"),
+        text.contains("seq-write: dd-write: rw=write bs=1M size=4M ioengine=psync iodepth=1"),
         "{text}"
     );
     assert_eq!(
