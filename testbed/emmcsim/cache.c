@@ -22,12 +22,6 @@ bool emmcsim_cache_on(const struct emmcsim_card *card)
 	return emmcsim_param(P_CACHE_KIB) && (card->ext_csd[EXT_CSD_CACHE_CTRL] & 1);
 }
 
-/* Programming time of bytes, at program_ns_per_kib. */
-static u64 program_ns(u64 bytes)
-{
-	return div_u64(bytes * (u64)emmcsim_param(P_PROGRAM_NS_PER_KIB), 1024);
-}
-
 /* What drained since the cache's clock, up to now. */
 static void drain(struct emmcsim_cache *c, u64 now)
 {
@@ -49,7 +43,7 @@ u64 emmcsim_cache_write_ns(struct emmcsim_host *h, u64 len)
 	drain(c, now);
 	total = c->dirty + len;
 	excess = total > size ? total - size : 0;
-	wait = program_ns(excess);
+	wait = emmcsim_per_kib(P_PROGRAM_NS_PER_KIB, excess);
 	c->dirty = total - excess;
 	c->clock_ns = now + wait;
 	h->stats.cached_writes++;
@@ -64,7 +58,7 @@ u64 emmcsim_cache_flush_ns(struct emmcsim_host *h)
 	drain(c, now);
 	if (!c->dirty)
 		return 0;
-	ns = program_ns(c->dirty) + emmcsim_param(P_WRITE_ACCESS_NS);
+	ns = emmcsim_per_kib(P_PROGRAM_NS_PER_KIB, c->dirty) + emmcsim_param(P_WRITE_ACCESS_NS);
 	c->dirty = 0;
 	c->clock_ns = now + ns;
 	h->stats.flushes++;
