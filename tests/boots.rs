@@ -4,8 +4,9 @@
 //!   tests/fixtures/boots.README.md): A/A boots compared with boots as the unit are not
 //!   called, a throttle change across boots is, single boots are shown but not tested,
 //!   and a calibration from A/A boots stands in for single boots.
-//! - In the guest (root, testbed): `bench/boots` in a small form, three boots per
-//!   side, end to end.
+//! - In the guest (root, testbed): `CARD=sim bench/boots all` in a small form on the
+//!   simulated eMMC, end to end: A/A boots, a change across boots (two a side) and
+//!   within each boot.
 
 #[path = "common/testbed.rs"]
 mod testbed;
@@ -250,57 +251,70 @@ fn a_calibration_stands_in_for_single_boots() {
     );
 }
 
-/// `bench/boots throttle` with three boots per side of a change of half the bandwidth,
-/// the boots kept in `work`. Under load a boot may take far longer than on a quiet
-/// machine: each boot gets 30 min before testbed/run gives up, and bench/boots boots a
-/// failed one once more (a boot that fails twice makes it exit 3, naming the boot and
-/// the tail of its log on stderr).
+/// `CARD=sim bench/boots all` in a small form on the simulated eMMC, the boots kept in
+/// `work`: 4 A/A boots (each also running the within-boot plan: a1, a2 the same, slow
+/// with `program_ns_per_kib` 10% more) and 2 boots a side of that change across boots.
+/// The card's guest time runs on QEMU's instruction counter, so a loaded machine slows
+/// the boots down but not what they measure. Under load a boot may still take far
+/// longer than on a quiet machine: each gets 30 min before testbed/run gives up, and
+/// bench/boots boots a failed one once more (a boot that fails twice makes it exit 3,
+/// naming the boot and the tail of its log on stderr).
 fn bench_boots(work: &Path, out: &Path) -> Output {
     Command::new(testbed::repo_root().join("bench/boots"))
-        .arg("throttle")
+        .arg("all")
+        .env("CARD", "sim")
         .env("WORK", work)
         .env("OUT", out)
         .env("MMCAB", MMCAB)
         .env("GUEST_MMCAB", testbed::mmcab_armv7())
         .env("JOBS", "2")
         .env("BOOT_TIMEOUT", "1800")
-        .env("TH_BOOTS", "3")
-        .env("TH_TRIALS", "1")
-        .env("TH_REPEAT", "5")
-        .env("TH_BPS", "1048576")
-        .env("TH_CHANGE", "50")
-        .env("TH_UNTIL_CI", "5")
+        .envs([("AA_BOOTS", "4"), ("AA_SIDE", "2"), ("AA_COMPARISONS", "1")])
+        .envs([("AA_CAL", "3"), ("AA_REPEAT", "3"), ("AA_SCALE", "4")])
+        .envs([("WI_REPEAT", "5"), ("TH_BOOTS", "2"), ("TH_TRIALS", "1")])
+        .envs([
+            ("TH_REPEAT", "5"),
+            ("TH_CHANGE", "10"),
+            ("TH_UNTIL_CI", "1"),
+        ])
         .output()
         .unwrap()
 }
 
-/// bench/boots end to end (boots two at a time, compare, the markdown table). The
-/// change is large so that even a loaded machine finds it with three boots per side:
-/// with two, Welch t on the boot means has 1-2 df and under load (boot cv 11% at load
-/// average 12) misses even a 50% change. This proves the script, bench/BOOTS.md holds
-/// the measurements.
+/// bench/boots end to end on the simulated card (boots two at a time, compare, report,
+/// the markdown table). The change is large (10%) so that two boots a side find it
+/// every time: with the model's per-boot offset (uniform within +-1%) Welch t on two
+/// boot means a side has 1-2 df, and bench/BOOTS-SIM.md shows a 3% change needs four.
+/// This proves the script and the model's effect; bench/BOOTS-SIM.md holds the
+/// measurements.
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
-fn bench_boots_finds_a_throttle_change_with_three_boots_per_side() {
+fn bench_boots_finds_a_change_of_the_simulated_card_across_and_within_boots() {
     testbed::require_setup();
     let work = tempfile::tempdir().unwrap();
-    let out = work.path().join("BOOTS.md");
+    let out = work.path().join("BOOTS-SIM.md");
     let run = bench_boots(work.path(), &out);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "bench/boots failed:\n{stderr}");
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(
-        text.contains("3 boots at `--throttle-bps 1048576` (base) and 3 at 50% less"),
+        text.contains("2 boots with `program_ns_per_kib=42000` (base) and 2 with 46200"),
         "{text}\n{stderr}"
     );
     assert!(!text.contains("failed twice"), "{text}\n{stderr}");
-    // Three boots per side, one trial: found, nothing called faster.
+    // Two boots per side, one trial: found by both designs, nothing called faster.
     assert!(
-        text.contains("| 3 | 1 | 1 (100.0%) | 0 |"),
+        text.contains("| 2 | 1 | 1 (100.0%) | 0 | 1 (100.0%) |"),
         "{text}\n{stderr}"
     );
+    // Within each A/A boot the slow config is found, never called faster.
     assert!(
-        text.contains("Device time over all throttle boots"),
+        text.contains("slow vs a1: found in 4 of 4 boots (100.0%), wrong in 0."),
+        "{text}\n{stderr}"
+    );
+    assert!(text.contains("| 2 vs 2 boots (`--vs`) | 1 |"), "{text}");
+    assert!(
+        text.contains("Device time over all base and slow boots"),
         "{text}\n{stderr}"
     );
     // The boots are kept: a second call boots nothing and compares again.

@@ -65,7 +65,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub repeat: Option<u32>,
     /// Repeat each workload only as often as a 95% CI half-width of PCT% of every
-    /// config's mean needs: a first stage of 5 repetitions sets the count (Stein's
+    /// config's mean needs: a first stage of 4 repetitions sets the count (Stein's
     /// two-stage rule; at most --max-repeat; configs stop together, interleaved order
     /// kept)
     #[arg(long, value_name = "PCT")]
