@@ -1,7 +1,7 @@
 //! One fio vocabulary. For every shipped plan (workloads/*.toml,
 //! tests/fixtures/plans/*.toml) and every plan recorded in a results directory under
 //! tests/fixtures (its meta.json `plan_text`, at its `--scale-down`), and for every job:
-//! the parameters the report shows (`report::setup`, the setup section of the mail text,
+//! the parameters the report shows (`report::load::what_ran`, the setup section of the mail text,
 //! report.md and report.json) are the `key=value` lines `mmcab export fio` writes for it
 //! (the report writes sizes and times short, `4k` and `10s`, the job file in bytes and
 //! milliseconds: the same values as fio reads them, `kb_base=1024`), and the job file's
@@ -14,7 +14,7 @@
 
 use mmcab::export::fio::{job_file, FioOptions};
 use mmcab::plan::spec::Plan;
-use mmcab::report::load::setup::{job_words, plan_lines};
+use mmcab::report::load::what_ran::{job_words, plan_lines};
 use mmcab::workload::job::scaled;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,15 +3,15 @@
 //! Each command has its file (`info`, `knobs`, `run`, `report`, `probe`): its arguments, their
 //! conversion into the domain's typed options, and how the domain's answer is shown.
 //! [`output::Output`] is the one sink for everything shown (stdout: results as text or
-//! JSON; stderr: notes, warnings, progress, the error). [`tables`] renders the tables
+//! JSON; stderr: notes, warnings, progress, the error). [`run_output`] renders the tables
 //! of `mmcab run`; `values` makes the domain's enums command-line values.
 //!
 //! Imports point down: cli -> runner -> (knob, workload, record, plan) -> device; report
 //! reads record. Nothing below this module imports it.
 
 mod calibrate;
+mod completions;
 mod export;
-mod extras;
 mod gates;
 mod info;
 mod knobs;
@@ -22,7 +22,7 @@ mod probe_packed;
 mod progress;
 mod report;
 mod run;
-pub mod tables;
+pub mod run_output;
 mod until_ci;
 mod values;
 
@@ -70,9 +70,9 @@ pub enum Command {
     #[command(subcommand)]
     Export(export::ExportCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
-    Completions(extras::CompletionsArgs),
+    Completions(completions::CompletionsArgs),
     /// Print the man page (roff), or write one page per command into a directory
-    Man(extras::ManArgs),
+    Man(completions::ManArgs),
     /// Experiments that tell what a card does: packed writes, erase block size (align),
     /// open allocation units (open-au)
     Probe(ProbeArgs),
@@ -100,8 +100,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Compare(args) => report::compare(args, &out),
         Command::Calibrate(args) => calibrate::execute(args, &out),
         Command::Export(args) => export::execute(args, &out),
-        Command::Completions(args) => extras::completions(args, &out),
-        Command::Man(args) => extras::man(args, &out),
+        Command::Completions(args) => completions::completions(args, &out),
+        Command::Man(args) => completions::man(args, &out),
         Command::Probe(args) => probe::execute(args, &out),
     };
     match result {

@@ -9,7 +9,7 @@ use crate::probe::flashbench;
 use crate::probe::measure::{self, OpenAuEvent};
 use crate::probe::open_au::{OpenAuOptions, Units, DEFAULT_MAX_NR};
 use crate::probe::record::{self, ProbeKind, ProbeRecord, PUBLISHED_TXT};
-use crate::report::probe::time;
+use crate::report::probe_report::time;
 use crate::units::{format_size, parse_size};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -131,7 +131,7 @@ fn finish(
         let path = dir.join(PUBLISHED_TXT);
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let mail = crate::report::probe::write(dir, rec)?;
+    let mail = crate::report::probe_report::write(dir, rec)?;
     out.print(&mail)?;
     out.line(&format!(
         "mmcab: probe written to {}/ ({}, {}, {})",

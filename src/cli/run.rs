@@ -3,7 +3,7 @@
 //! run, the `--dry-run` matrix) and its exit status.
 
 use super::output::Output;
-use super::tables;
+use super::run_output;
 use crate::knob::guard::KnobsNotRestored;
 use crate::plan::matrix::Order;
 use crate::probe::packed::ProbeNotRestored;
@@ -145,7 +145,7 @@ pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<ExitCode> {
     let events: Arc<dyn runner::Events> = out.clone();
     match runner::run(&RunOptions::from(args), events)? {
         Outcome::DryRun(session) => {
-            out.stdout(|w| tables::write_matrix(w, &session))?;
+            out.stdout(|w| run_output::write_matrix(w, &session))?;
             Ok(ExitCode::SUCCESS)
         }
         Outcome::Done(done) => show(args, out, &done),
@@ -158,9 +158,9 @@ fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<ExitCode> {
         Results::OnePass(results) => {
             // After a signal, what finished is still shown.
             if args.json {
-                out.json(&tables::to_json(results))?;
+                out.json(&run_output::to_json(results))?;
             } else if !results.is_empty() || done.stopped.is_none() {
-                out.stdout(|w| tables::print_table(w, results))?;
+                out.stdout(|w| run_output::print_table(w, results))?;
             }
             if done.bad_blocks > 0 {
                 out.line(&format!(
@@ -173,12 +173,12 @@ fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<ExitCode> {
             if done.stopped.is_none() {
                 if args.json {
                     out.json(&serde_json::json!({
-                        "schema": tables::RUN_JSON_SCHEMA,
+                        "schema": run_output::RUN_JSON_SCHEMA,
                         "results_dir": dir,
                         "runs": rows,
                     }))?;
                 } else {
-                    out.print(&tables::summary_table(rows))?;
+                    out.print(&run_output::summary_table(rows))?;
                     if let Some(summary) = &done.adaptive {
                         out.print(&super::until_ci::summary_text(summary))?;
                     }

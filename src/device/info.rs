@@ -1,7 +1,7 @@
 //! `mmcab info`: everything about one card as one typed [`DeviceInfo`]: what
 //! `mmcab info --json` prints (schema in README.md, "info --json schema"), what
 //! `meta.json` records as `device` and what `mmcab compare` checks the card's identity
-//! with. [`super::probe`] reads it from the kernel, [`super::render`] makes the human
+//! with. [`super::info_read`] reads it from the kernel, [`super::render`] makes the human
 //! text from it.
 //!
 //! Every struct here lists its fields in alphabetical order. serde writes the JSON keys

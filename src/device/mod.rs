@@ -7,7 +7,7 @@
 //! - [`ext_csd`] (+ [`ext_csd_table`]), [`cid`], [`ios`]: decoding
 //! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
 //! - [`info`]: [`DeviceInfo`], all of it in one typed value (`mmcab info --json`,
-//!   meta.json's `device`); [`probe`]: reading it from the kernel; [`render`]: its
+//!   meta.json's `device`); [`info_read`]: reading it from the kernel; [`render`]: its
 //!   human form
 //! - [`host_driver`]: the host's driver, its module and the module's parameters
 //! - [`sysfs`]: reading kernel attribute files
@@ -25,12 +25,12 @@ pub mod ext_csd;
 pub mod ext_csd_table;
 pub mod host_driver;
 pub mod info;
+pub mod info_read;
 pub mod ioctl;
 pub mod ios;
 pub mod mmc_io;
 pub mod packed;
 pub mod paths;
-pub mod probe;
 pub mod raw_access;
 pub mod render;
 pub mod sysfs;

@@ -8,7 +8,7 @@
 //!   bits, open-ended transfers, CQE tasks, errors, opcode mix, device latency);
 //! - [`tracefs`]: the private tracing instance they are read from;
 //! - [`pack_stats`]: `wr_pack_stats` deltas on vendor kernels with packed commands;
-//! - [`probe`]: one read through the trace, for knobs verified by what the driver does;
+//! - [`traced_read`]: one read through the trace, for knobs verified by what the driver does;
 //! - [`sbc`]: whether the kernel passes a user CMD23 on as the transfer's `mrq.sbc`
 //!   (seen in the trace, or decided by the kernel version), for the ioctl engine.
 //!
@@ -18,10 +18,10 @@
 
 pub mod block_stat;
 pub mod pack_stats;
-pub mod probe;
 pub mod requests;
 pub mod sbc;
 pub mod trace;
+pub mod traced_read;
 pub mod tracefs;
 
 use crate::device::MmcPaths;

@@ -7,7 +7,7 @@
 //!   queue is switched at init), then the rebind.
 //!
 //! Reading the bit back proves nothing about the driver, so both are verified by a probe
-//! read through the trace ([`crate::evidence::probe`]): with CMD23 every multi-block
+//! read through the trace ([`crate::evidence::traced_read`]): with CMD23 every multi-block
 //! request carries `sbc_opcode=23` and without none does; with the command queue the data
 //! requests are tasks without a command, and `cmdq_en` of the card follows. Where the
 //! trace cannot be had, the bit and the rebind are what is checked.
@@ -17,7 +17,7 @@ use super::mmcblk::MmcBlk;
 use super::{shell_quote, Knob, Saved};
 use crate::device::capabilities::MMC_CAP_AGGRESSIVE_PM;
 use crate::device::MmcPaths;
-use crate::evidence::probe::{self, Probe};
+use crate::evidence::traced_read::{self, Probe};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 
@@ -156,7 +156,7 @@ impl CapBitKnob {
                 );
             }
         }
-        let stats = match probe::read_through_trace(&self.blk.dev_node, &self.host_name)? {
+        let stats = match traced_read::read_through_trace(&self.blk.dev_node, &self.host_name)? {
             Probe::Traced(stats) => stats,
             // No trace: the bit, the rebind (and cmdq_en) are all there is to check.
             Probe::Untraced(_) => {

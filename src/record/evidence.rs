@@ -4,7 +4,8 @@
 //!   commands without data and flushes when there were any): block statistics deltas,
 //!   then what the mmc trace showed. Counts are empty (not 0) when their source was
 //!   unavailable; `trace` says why (`ok`, `lost N events` when the ring buffer overran,
-//!   or the reason there is no trace).
+//!   or the reason there is no trace), and `trace_lost_events` (the last column) is that
+//!   count as a number.
 //! - `request_sizes.csv`: per run x direction, how many requests of each size the
 //!   driver got (the histogram behind the mean, the p99 and the report's chart).
 //! - meta.json's `evidence`: where each source was read from, or why not.
@@ -67,6 +68,10 @@ pub struct EvidenceRow {
     /// the requests in them.
     pub pack_cmds: Option<u64>,
     pub pack_reqs: Option<u64>,
+    /// Trace events the ring buffer lost in this run (the count `trace` says in words);
+    /// empty without a trace, and in results recorded before this column (the last, so
+    /// the columns before it keep their positions).
+    pub trace_lost_events: Option<u64>,
 }
 
 /// One row of `request_sizes.csv`.
@@ -107,6 +112,7 @@ pub fn rows_for(key: &RunKey, evidence: &RunEvidence) -> (Vec<EvidenceRow>, Vec<
             stat_sectors: stat.map(|s| s.sectors),
             stat_ticks_ms: stat.map(|s| s.ticks_ms),
             trace: trace_status.clone(),
+            trace_lost_events: evidence.trace.as_ref().ok().map(|t| t.lost_events),
             ..Default::default()
         };
         if let Some(r) = &mut requests {

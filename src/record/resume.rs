@@ -178,7 +178,9 @@ fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-/// Rewrite a CSV file keeping only the rows of finished runs.
+/// Rewrite a CSV file keeping only the rows of finished runs, and with this mmcab's
+/// header when it was written before a column was added (`trace_lost_events` of
+/// evidence.csv): the rows the resumed runs append have every column.
 fn keep_runs<T: Serialize + DeserializeOwned>(
     path: &Path,
     finished: &BTreeSet<u32>,
@@ -190,13 +192,40 @@ fn keep_runs<T: Serialize + DeserializeOwned>(
         .into_iter()
         .filter(|r| finished.contains(&run_of(r)))
         .collect();
-    if kept.len() == before {
+    let header_current = match kept.first() {
+        Some(row) => first_line(path)? == header_of(row)?,
+        // No rows: a header alone is written again, this mmcab's, with the next row.
+        None => file_len(path) == 0,
+    };
+    if kept.len() == before && header_current {
         return Ok(());
     }
     let tmp = path.with_extension("csv.tmp");
     let _ = std::fs::remove_file(&tmp);
     append_rows(&tmp, &kept)?;
     std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
+}
+
+/// The first line of a file, without its newline.
+fn first_line(path: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(bytes
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default()
+        .to_vec())
+}
+
+/// The header line this mmcab writes above rows like `row`, without its newline.
+fn header_of<T: Serialize>(row: &T) -> Result<Vec<u8>> {
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.serialize(row).context("encoding CSV")?;
+    let bytes = csv.into_inner().context("encoding CSV")?;
+    Ok(bytes
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default()
+        .to_vec())
 }
 
 #[cfg(test)]
@@ -279,6 +308,49 @@ mod tests {
         assert_eq!(evidence.iter().map(|r| r.run).collect::<Vec<_>>(), [1]);
         let rows: Vec<RunRow> = read_rows(&out.join(RUNS_CSV)).unwrap();
         assert_eq!(rows.len(), 2);
+    }
+
+    /// A results directory recorded before evidence.csv's last column: resuming it
+    /// rewrites the file with the whole header (its rows keep their values, the new
+    /// column empty), so the rows the resumed runs append match it.
+    #[test]
+    fn resume_gives_an_older_evidence_csv_the_new_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("res");
+        let writer = ResultsWriter::create(&out, &Meta::default()).unwrap();
+        writer.append_run(&key(1), &result(4), None).unwrap();
+        drop(writer);
+        let row = EvidenceRow {
+            run: 1,
+            trace: "lost 3 events".into(),
+            trace_lost_events: Some(3),
+            ..Default::default()
+        };
+        let mut text = String::from_utf8(header_of(&row).unwrap()).unwrap();
+        let old_header = text.strip_suffix(",trace_lost_events").unwrap().to_string();
+        text = format!("{old_header}\n");
+        let mut line = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        line.serialize(&row).unwrap();
+        let line = String::from_utf8(line.into_inner().unwrap()).unwrap();
+        text.push_str(line.strip_suffix(",3\n").unwrap());
+        text.push('\n');
+        std::fs::write(out.join(EVIDENCE_CSV), &text).unwrap();
+
+        resume(&out).unwrap();
+        append_rows(
+            &out.join(EVIDENCE_CSV),
+            &[EvidenceRow {
+                run: 2,
+                ..row.clone()
+            }],
+        )
+        .unwrap();
+        let rows: Vec<EvidenceRow> = read_rows(&out.join(EVIDENCE_CSV)).unwrap();
+        let lost: Vec<_> = rows.iter().map(|r| (r.run, r.trace_lost_events)).collect();
+        assert_eq!(lost, [(1, None), (2, Some(3))]);
+        assert_eq!(rows[0].trace, "lost 3 events");
     }
 
     /// Every file of a directory and its bytes.

@@ -14,7 +14,7 @@
 //! - [`ci`]: the model's verdicts as a CI pass/fail ([`ci::gate`]), baselines per
 //!   device identity ([`ci::baseline`]), LAVA test-case signals ([`ci::lava`]).
 //!
-//! [`files`] names the files a report writes and where; [`probe`] is the report of a
+//! [`files`] names the files a report writes and where; [`probe_report`] is the report of a
 //! probe (`mmcab probe`). This module runs the commands: load, build, render, write.
 
 pub mod across;
@@ -22,7 +22,7 @@ pub mod ci;
 pub mod files;
 pub mod load;
 pub mod model;
-pub mod probe;
+pub mod probe_report;
 pub mod render;
 
 use crate::stats::multiple::Correction;
@@ -159,8 +159,8 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
 /// the plan's first), the numbers of a reference CSV (results/reference/*.csv), a
 /// probe's directory (`mmcab probe`), or published flashbench output (a text file).
 pub fn report(path: &Path, baseline: Option<&str>, correction: Correction) -> Result<Written> {
-    let (mail, dir, files, report) = if path.is_file() && probe::is_flashbench_text(path) {
-        let (mail, dir) = probe::report_published(path)?;
+    let (mail, dir, files, report) = if path.is_file() && probe_report::is_flashbench_text(path) {
+        let (mail, dir) = probe_report::report_published(path)?;
         (mail, dir, PROBE_FILES, None)
     } else if path.is_file() {
         let out = files::default_out_dir(path);
@@ -168,7 +168,7 @@ pub fn report(path: &Path, baseline: Option<&str>, correction: Correction) -> Re
         (mail, out, RESULTS_FILES, Some(report))
     } else if crate::probe::record::is_probe_dir(path) {
         (
-            probe::report_dir(path)?,
+            probe_report::report_dir(path)?,
             path.to_path_buf(),
             PROBE_FILES,
             None,

@@ -4,8 +4,8 @@
 //! probes, layout, ramp and verify are not counted. What cannot be collected is said in
 //! meta.json and the run goes on.
 
+use super::device_state::Observer;
 use super::events::{Event, Events};
-use super::observe::Observer;
 use super::RunOptions;
 use crate::evidence::{Collector, RunEvidence, Started};
 use crate::workload::MeasuredWindow;

@@ -3,7 +3,7 @@
 //! file) or another kernel release would be mixed into one results directory without a
 //! trace. `mmcab compare` checks the same card fields across directories.
 
-use super::observe::Observer;
+use super::device_state::Observer;
 use crate::device::capabilities::kernel_release;
 use crate::record::Meta;
 use anyhow::{bail, Result};

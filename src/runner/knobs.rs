@@ -1,7 +1,7 @@
 //! The knobs of a session: which ones its configs use, what each config wants of them
 //! (checked for every value before any I/O), and bringing them in place before a run.
 
-use super::observe::Observer;
+use super::device_state::Observer;
 use super::reopen::TargetSlot;
 use super::session::Session;
 use crate::knob::decl::KnobKind;

@@ -5,7 +5,7 @@
 //!   `resume`: the session of an interrupted run, from its meta.json;
 //! - `run_loop`: for every run, put the knobs in place and verify them, check the
 //!   config's expectations, run the workload, record it;
-//! - [`results`]: the results directory of a recorded run; [`observe`]: what the runner
+//! - [`results`]: the results directory of a recorded run; [`device_state`]: what the runner
 //!   reads from the device; `knobs`: which knobs a session uses and their values;
 //!   `reopen`: the target closed and opened again around knobs that rebind the disk;
 //! - [`signals`]: SIGINT, SIGTERM and SIGHUP as one stop flag; the knobs are restored on
@@ -18,11 +18,11 @@
 //! nothing, and returns an [`Outcome`] for the caller to show.
 
 pub mod adaptive;
+pub mod device_state;
 pub mod events;
 mod evidence;
 mod identity;
 mod knobs;
-pub mod observe;
 mod reopen;
 pub mod results;
 mod resume;

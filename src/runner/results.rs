@@ -2,8 +2,8 @@
 //! per-config observations, start and end), restore.sh before the first knob change,
 //! and every finished run appended (see [`crate::record`] for the files).
 
+use super::device_state::Observer;
 use super::events::{Event, Events, RunInfo};
-use super::observe::Observer;
 use super::session::{hex, Session};
 use crate::clock::{unix_now, utc_stamp};
 use crate::device::sysfs::read_trimmed;

@@ -9,9 +9,9 @@
 //! keeps every recorded run and says how to finish with `--resume`.
 
 use super::adaptive::Adaptive;
+use super::device_state::Observer;
 use super::events::{Event, Events, RunInfo};
 use super::knobs::{self, KnobPlan};
-use super::observe::Observer;
 use super::reopen::TargetSlot;
 use super::results::Recording;
 use super::session::Session;

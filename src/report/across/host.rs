@@ -190,25 +190,13 @@ mod tests {
     /// A report's header as results.rs starts it; no blocks.
     fn report() -> Report {
         Report {
-            title: String::new(),
             header: Header {
                 device: Some(Named::One("d".into())),
                 kernel: Some(Named::One("k".into())),
                 plan: Some("p".into()),
                 ..Header::default()
             },
-            hosts: Vec::new(),
-            setup: Vec::new(),
-            caption: String::new(),
-            configs: Vec::new(),
-            baseline: String::new(),
-            published: false,
-            blocks: Vec::new(),
-            notes: Vec::new(),
-            evidence: Vec::new(),
-            correction: None,
-            tests: 0,
-            boots: None,
+            ..Default::default()
         }
     }
 

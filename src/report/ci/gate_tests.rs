@@ -16,14 +16,8 @@ fn report(metric: Metric, a: &[f64], b: &[f64]) -> Report {
     }
     let rows = rows_for(&configs, &against("A"), &metric, &samples);
     Report {
-        title: String::new(),
-        header: Default::default(),
-        hosts: Vec::new(),
-        setup: Vec::new(),
-        caption: String::new(),
         configs,
         baseline: "A".into(),
-        published: false,
         blocks: vec![Block {
             workload: "w".into(),
             direction: Some(crate::workload::result::Direction::Read),
@@ -34,11 +28,8 @@ fn report(metric: Metric, a: &[f64], b: &[f64]) -> Report {
             sweeps: Vec::new(),
             rows,
         }],
-        notes: Vec::new(),
-        correction: None,
         tests: 1,
-        boots: None,
-        evidence: Vec::new(),
+        ..Default::default()
     }
 }
 

@@ -126,7 +126,7 @@ fn summarize(
         open_ended_share: None,
         cqe_share: None,
         errors: 0,
-        lost_events: ev.iter().map(|e| lost_events(&e.trace)).sum(),
+        lost_events: ev.iter().map(|e| lost_events(e)).sum(),
         stat_ios_per_mib: per_mib(stat_ios),
         stat_merges: sum(|e| e.stat_merges),
         pack_cmds: sum(|e| e.pack_cmds),
@@ -168,8 +168,19 @@ fn summarize(
     row
 }
 
-/// `lost N events` in evidence.csv's trace column.
-fn lost_events(status: &str) -> u64 {
+/// Trace events the ring buffer lost in a run: evidence.csv's `trace_lost_events`.
+fn lost_events(e: &EvidenceRow) -> u64 {
+    match e.trace_lost_events {
+        Some(n) => n,
+        // Results recorded before the `trace_lost_events` column (or a run without a
+        // trace): the count is only in the `trace` status text.
+        None => legacy_lost_events(&e.trace),
+    }
+}
+
+/// `lost N events` in evidence.csv's trace column. Only for results recorded before
+/// the `trace_lost_events` column; newer rows carry the number.
+fn legacy_lost_events(status: &str) -> u64 {
     status
         .strip_prefix("lost ")
         .and_then(|r| r.strip_suffix(" events"))
@@ -201,7 +212,22 @@ mod tests {
 
     #[test]
     fn lost_events_of_the_trace_column() {
-        assert_eq!(lost_events("lost 12 events"), 12);
-        assert_eq!(lost_events("ok"), 0);
+        assert_eq!(legacy_lost_events("lost 12 events"), 12);
+        assert_eq!(legacy_lost_events("ok"), 0);
+    }
+
+    /// The number column when it is there; the status text only in rows without it
+    /// (results recorded before the column).
+    #[test]
+    fn lost_events_come_from_their_column() {
+        let row = |trace: &str, trace_lost_events| EvidenceRow {
+            trace: trace.to_string(),
+            trace_lost_events,
+            ..Default::default()
+        };
+        assert_eq!(lost_events(&row("lost 12 events", Some(12))), 12);
+        assert_eq!(lost_events(&row("ok", Some(0))), 0);
+        assert_eq!(lost_events(&row("unavailable", None)), 0);
+        assert_eq!(lost_events(&row("lost 7 events", None)), 7);
     }
 }

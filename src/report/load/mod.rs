@@ -1,5 +1,5 @@
 //! Building the report model from what was recorded: a results directory read back
-//! ([`dir`]) and turned into blocks ([`results`]), with what was run ([`setup`]), the
+//! ([`dir`]) and turned into blocks ([`results`]), with what was run ([`what_ran`]), the
 //! MMC host's driver ([`host`]) and the kernel evidence ([`evidence`]); or published
 //! numbers of a reference CSV ([`reference`]).
 
@@ -8,4 +8,4 @@ pub mod evidence;
 pub mod host;
 pub mod reference;
 pub mod results;
-pub mod setup;
+pub mod what_ran;

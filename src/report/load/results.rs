@@ -267,8 +267,8 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         },
         hosts: Vec::new(),
         setup: vec![
-            crate::report::load::setup::config_section(meta, &configs),
-            crate::report::load::setup::workload_section(meta, &workloads),
+            crate::report::load::what_ran::config_section(meta, &configs),
+            crate::report::load::what_ran::workload_section(meta, &workloads),
         ],
         caption: String::new(),
         blocks: blocks(dir, &configs, &workloads, baseline_of),

@@ -128,7 +128,7 @@ pub struct SetupSection {
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     /// First line of the mail text.
     pub title: String,

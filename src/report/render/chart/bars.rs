@@ -1,7 +1,7 @@
 //! Grouped bars: one panel per workload x direction, one bar per config (mean), 95% CI
 //! error bars when n > 1, the change against A written above each other bar.
 
-use super::draw::{color, draw_legend_grid, Chart, FONT};
+use super::draw::{color, DrawResult, PanelGrid, FONT};
 use crate::report::files::file_stem;
 use crate::report::model::{format_pct, format_value, Report};
 use crate::stats::Verdict;
@@ -33,16 +33,6 @@ pub struct BarChart {
     pub published: bool,
     pub caption: String,
     pub panels: Vec<BarPanel>,
-}
-
-const PANEL_W: u32 = 440;
-const PANEL_H: u32 = 340;
-const COLUMNS: usize = 3;
-
-impl BarChart {
-    fn grid(&self) -> (usize, usize) {
-        super::draw::grid(self.panels.len(), COLUMNS)
-    }
 }
 
 /// One bar chart per headline metric (MB/s, IOPS, ...), panels in report order.
@@ -218,27 +208,35 @@ fn bar_label(b: &Bar, published: bool) -> String {
     }
 }
 
-impl Chart for BarChart {
-    fn size(&self) -> (u32, u32) {
-        super::draw::grid_size(self.grid(), (PANEL_W, PANEL_H))
+impl PanelGrid for BarChart {
+    type Panel = BarPanel;
+    const PANEL_SIZE: (u32, u32) = (440, 340);
+    const COLUMNS: usize = 3;
+
+    fn title(&self) -> &str {
+        &self.title
     }
 
-    fn draw<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let entries = self
-            .panels
+    fn caption(&self) -> &str {
+        &self.caption
+    }
+
+    fn panels(&self) -> &[BarPanel] {
+        &self.panels
+    }
+
+    fn legend(panel: &BarPanel) -> impl Iterator<Item = (usize, &str)> {
+        panel
+            .bars
             .iter()
-            .flat_map(|p| &p.bars)
-            .map(|b| (b.color_index, b.config.as_str()));
-        draw_legend_grid(
-            root,
-            (&self.title, &self.caption),
-            entries,
-            self.grid(),
-            &self.panels,
-            |cell, panel| draw_panel(cell, panel, self.published),
-        )
+            .map(|b| (b.color_index, b.config.as_str()))
+    }
+
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        panel: &BarPanel,
+    ) -> DrawResult<DB> {
+        draw_panel(area, panel, self.published)
     }
 }

@@ -206,22 +206,46 @@ pub fn legend_and_cells<'a, DB: DrawingBackend>(
 /// Drawing a panel of a chart into its cell.
 pub type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
-/// The frame (title, caption), the legend of config colours and one cell per panel:
-/// the drawing the bar charts (`bars-*`, `request-sizes`) share.
-pub fn draw_legend_grid<'a, DB: DrawingBackend, P>(
-    root: &DrawingArea<DB, Shift>,
-    (title, caption): (&str, &str),
-    entries: impl Iterator<Item = (usize, &'a str)>,
-    grid: (usize, usize),
-    panels: &[P],
-    draw: impl Fn(&DrawingArea<DB, Shift>, &P) -> DrawResult<DB>,
-) -> DrawResult<DB> {
-    let area = frame(root, title, caption)?;
-    let cells = legend_and_cells(&area, entries, grid)?;
-    for (cell, panel) in cells.iter().zip(panels) {
-        draw(cell, panel)?;
+/// A chart of panels in a grid under one legend of config colours, in a frame with its
+/// title and caption: the bar charts (`bars-*`, `request-sizes`). Each says its panels
+/// and draws one; its size and the rest of the drawing are this trait's [`Chart`].
+pub trait PanelGrid {
+    type Panel;
+    /// Pixels of one panel (width, height).
+    const PANEL_SIZE: (u32, u32);
+    /// Panels in a row at most.
+    const COLUMNS: usize;
+
+    fn title(&self) -> &str;
+    fn caption(&self) -> &str;
+    fn panels(&self) -> &[Self::Panel];
+    /// A panel's (colour index, config) pairs, for the legend.
+    fn legend(panel: &Self::Panel) -> impl Iterator<Item = (usize, &str)>;
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        panel: &Self::Panel,
+    ) -> DrawResult<DB>;
+
+    fn grid(&self) -> (usize, usize) {
+        grid(self.panels().len(), Self::COLUMNS)
     }
-    Ok(())
+}
+
+impl<T: PanelGrid> Chart for T {
+    fn size(&self) -> (u32, u32) {
+        grid_size(self.grid(), T::PANEL_SIZE)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let area = frame(root, self.title(), self.caption())?;
+        let entries = self.panels().iter().flat_map(T::legend);
+        let cells = legend_and_cells(&area, entries, self.grid())?;
+        for (cell, panel) in cells.iter().zip(self.panels()) {
+            self.draw_panel(cell, panel)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Line charts (the type every line chart kind builds, and its drawing): latency CDF
 //! per config (latency.csv) here; throughput over time in [`super::throughput`], sweeps
-//! in [`super::sweep`], probes in [`super::probe`].
+//! in [`super::sweep`], probes in [`super::probe_chart`].
 
 use super::draw::{color, config_index, frame, size_label, Chart, ChartInput, FONT};
 use crate::report::files::file_stem;

@@ -9,13 +9,13 @@
 //! and the change vs A labelled (`bars.rs`); `throughput-<workload>` MB/s over time of
 //! writes (`throughput.rs`); `latency-cdf-<workload>-<direction>` (`lines.rs`, which also
 //! draws every line chart); `sweep-<name>-<direction>` against block size, queue depth
-//! or job threads (`sweep.rs`); `align-diff` and `open-au` of probes ([`probe`]);
+//! or job threads (`sweep.rs`); `align-diff` and `open-au` of probes ([`probe_chart`]);
 //! `request-sizes` the sizes the mmc driver got per config (kernel evidence, `sizes.rs`).
 
 mod bars;
 pub mod draw;
 mod lines;
-pub mod probe;
+pub mod probe_chart;
 mod sizes;
 mod sweep;
 mod throughput;

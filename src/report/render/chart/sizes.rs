@@ -2,7 +2,7 @@
 //! grouped bars per size with one bar per config (share of its requests, pooled over the
 //! measured runs), from the report's evidence (traced runs only).
 
-use super::draw::{color, draw_legend_grid, size_label, Chart, FONT};
+use super::draw::{color, size_label, DrawResult, PanelGrid, FONT};
 use crate::report::model::evidence::EvidenceBlock;
 use crate::report::model::Report;
 use plotters::coord::Shift;
@@ -12,9 +12,6 @@ use std::collections::BTreeMap;
 
 /// More distinct sizes than this are grouped into powers of two.
 const MAX_CLASSES: usize = 10;
-const PANEL_W: u32 = 520;
-const PANEL_H: u32 = 340;
-const COLUMNS: usize = 2;
 
 struct Series {
     config: String,
@@ -23,7 +20,7 @@ struct Series {
     percent: Vec<f64>,
 }
 
-struct Panel {
+pub struct Panel {
     title: String,
     /// Class labels (`4K`, `<=64K`).
     classes: Vec<String>,
@@ -116,12 +113,6 @@ pub fn size_chart(report: &Report) -> Option<(String, SizeChart)> {
     })
 }
 
-impl SizeChart {
-    fn grid(&self) -> (usize, usize) {
-        super::draw::grid(self.panels.len(), COLUMNS)
-    }
-}
-
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
@@ -164,28 +155,36 @@ fn draw_panel<DB: DrawingBackend>(
     Ok(())
 }
 
-impl Chart for SizeChart {
-    fn size(&self) -> (u32, u32) {
-        super::draw::grid_size(self.grid(), (PANEL_W, PANEL_H))
+impl PanelGrid for SizeChart {
+    type Panel = Panel;
+    const PANEL_SIZE: (u32, u32) = (520, 340);
+    const COLUMNS: usize = 2;
+
+    fn title(&self) -> &str {
+        &self.title
     }
 
-    fn draw<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let entries = self
-            .panels
+    fn caption(&self) -> &str {
+        &self.caption
+    }
+
+    fn panels(&self) -> &[Panel] {
+        &self.panels
+    }
+
+    fn legend(panel: &Panel) -> impl Iterator<Item = (usize, &str)> {
+        panel
+            .series
             .iter()
-            .flat_map(|p| &p.series)
-            .map(|s| (s.color_index, s.config.as_str()));
-        draw_legend_grid(
-            root,
-            (&self.title, &self.caption),
-            entries,
-            self.grid(),
-            &self.panels,
-            draw_panel,
-        )
+            .map(|s| (s.color_index, s.config.as_str()))
+    }
+
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        panel: &Panel,
+    ) -> DrawResult<DB> {
+        draw_panel(area, panel)
     }
 }
 

@@ -186,20 +186,9 @@ mod tests {
         rows.push(series("all", 2.0, 0.05, 10.0));
         rows.extend((0..20).map(|i| series("w.0", f64::from(i) * 0.1, 0.1, 5.0)));
         let report = crate::report::model::Report {
-            title: String::new(),
-            header: Default::default(),
-            hosts: Vec::new(),
-            setup: Vec::new(),
-            caption: String::new(),
             configs: vec!["a".into()],
             baseline: "a".into(),
-            published: false,
-            blocks: Vec::new(),
-            notes: Vec::new(),
-            evidence: Vec::new(),
-            correction: None,
-            tests: 0,
-            boots: None,
+            ..Default::default()
         };
         let run = |seconds: f64| crate::record::RunRow {
             seconds,

@@ -1,4 +1,4 @@
-//! Tests of [`super`] (probe.rs).
+//! Tests of [`super`] (probe_report.rs).
 
 use super::*;
 use crate::probe::align::Confidence;

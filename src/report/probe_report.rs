@@ -1,7 +1,7 @@
 //! Reports of `mmcab probe align` / `open-au` (and of published flashbench output): a
 //! flashbench-like table with the estimates, their confidence and the cross-check
 //! against EXT_CSD and sysfs, as 72-column ASCII mail text (`report.txt`), plus the
-//! chart ([`crate::report::render::chart::probe`]). probe.json and the table's CSV are written by the
+//! chart ([`crate::report::render::chart::probe_chart`]). probe.json and the table's CSV are written by the
 //! probe ([`crate::probe::record`]).
 
 use crate::probe::align::{self, Boundary, Estimate};
@@ -10,7 +10,7 @@ use crate::probe::measure::published_records;
 use crate::probe::open_au::{self, OpenAuRun};
 use crate::probe::record::{self, ProbeKind, ProbeRecord, PUBLISHED_TXT};
 use crate::report::files::TEXT_FILE;
-use crate::report::render::chart::{probe::probe_chart, save};
+use crate::report::render::chart::{probe_chart::probe_chart, save};
 use crate::report::render::columns::{ascii, wrap, MAX_COLUMNS};
 use crate::units::format_size;
 use anyhow::{Context, Result};
@@ -404,5 +404,5 @@ pub fn report_published(path: &Path) -> Result<(String, PathBuf)> {
 }
 
 #[cfg(test)]
-#[path = "probe_tests.rs"]
+#[path = "probe_report_tests.rs"]
 mod tests;
