@@ -289,6 +289,7 @@ mod tests {
                 dir(Direction::Write, 8_192_000),
             ],
             cpu_seconds: 0.1,
+            engine_fallbacks: Vec::new(),
         };
         let mut out = Vec::new();
         print_table(&mut out, &[w]).unwrap();

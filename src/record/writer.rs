@@ -312,6 +312,7 @@ pub(crate) mod tests {
             }],
             group: vec![d],
             cpu_seconds: 0.5,
+            engine_fallbacks: Vec::new(),
         }
     }
 
