@@ -37,9 +37,6 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::vec;
 use std::vec::Vec;
 
-/// <linux/io_uring.h>: io_uring_enter(2) processes and posts completions.
-const IORING_ENTER_GETEVENTS: u32 = 1 << 0;
-
 /// Largest area registered as a fixed buffer: the kernel refuses one iovec over 1 GiB.
 const MAX_FIXED_BYTES: usize = 1 << 30;
 
@@ -425,29 +422,6 @@ impl Ring {
     /// DEFER_TASKRUN the kernel posts completions only in such a wait: reap after one.
     pub fn submit_and_wait(&mut self, want: usize) -> io::Result<usize> {
         self.ring.submit_and_wait(want.min(self.slots.in_flight))
-    }
-
-    /// Submit what was pushed without waiting, and have the kernel post the completions
-    /// that are done (with DEFER_TASKRUN it posts them only when asked for events).
-    pub fn submit(&mut self) -> io::Result<usize> {
-        let to_submit = self.ring.submission().len() as u32;
-        // SAFETY: a plain io_uring_enter on the ring's own descriptor, with no argument
-        // pointer (None: nothing for the kernel to read or write in userspace); the
-        // entries it submits were pushed through Batch::push, which upholds their
-        // invariants until they are reaped.
-        unsafe {
-            self.ring.submitter().enter::<libc::sigset_t>(
-                to_submit,
-                0,
-                IORING_ENTER_GETEVENTS,
-                None,
-            )
-        }
-    }
-
-    /// Whether a completion is ready to reap without a syscall.
-    pub fn ready(&mut self) -> bool {
-        !self.ring.completion().is_empty()
     }
 
     /// Hand every ready completion to `f`, with the slot's buffer (now free again).
