@@ -264,6 +264,112 @@ time_based = true
     assert!(data[MIB as usize..3 * MIB as usize].iter().all(|&b| b == 0));
 }
 
+/// What the block layer counted on a disk so far (/sys/block/<disk>/stat): I/Os, flush
+/// requests, milliseconds with any I/O in flight (io_ticks) and milliseconds of I/O in
+/// flight summed over the I/Os (time_in_queue).
+#[derive(Debug, Clone, Copy)]
+struct DiskStat {
+    reads: u64,
+    writes: u64,
+    io_ticks_ms: u64,
+    time_in_queue_ms: u64,
+    flushes: u64,
+}
+
+fn disk_stat(dev: &LoopDevice) -> DiskStat {
+    let text = fs::read_to_string(format!("/sys/block/{}/stat", dev.name())).unwrap();
+    let f: Vec<u64> = text
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(
+        f.len() >= 17,
+        "no flush counts in /sys/block/.../stat (Linux 5.5+): {text}"
+    );
+    DiskStat {
+        reads: f[0],
+        writes: f[4],
+        io_ticks_ms: f[9],
+        time_in_queue_ms: f[10],
+        flushes: f[15],
+    }
+}
+
+/// Run `plan` on `dev` and return what the block layer counted meanwhile.
+fn block_layer_during(plan: &str, dev: &LoopDevice) -> DiskStat {
+    let before = disk_stat(dev);
+    run_json(plan, &dev.dev, &["--allow-write"]);
+    let after = disk_stat(dev);
+    DiskStat {
+        reads: after.reads - before.reads,
+        writes: after.writes - before.writes,
+        io_ticks_ms: after.io_ticks_ms - before.io_ticks_ms,
+        time_in_queue_ms: after.time_in_queue_ms - before.time_in_queue_ms,
+        flushes: after.flushes - before.flushes,
+    }
+}
+
+/// `iodepth = 16` keeps I/Os in flight together in the block layer, not one at a time:
+/// the mean number in flight while any is (time_in_queue / io_ticks) is near 1 at
+/// iodepth 1 and at least half the depth at 16.
+#[test]
+#[ignore = "needs root: loop devices"]
+fn iodepth_has_that_many_ios_in_flight() {
+    let dev = LoopDevice::new(64 * MIB);
+    let mut depths = Vec::new();
+    for depth in [1, 16] {
+        let plan = format!(
+            "name = \"t\"\n[[workload]]\nname = \"q\"\n[[workload.job]]\nname = \"q\"\n\
+             rw = \"randread\"\nbs = \"4k\"\nengine = \"io_uring\"\niodepth = {depth}\n\
+             runtime = \"1s\"\ntime_based = true\n"
+        );
+        let d = block_layer_during(&plan, &dev);
+        assert!(
+            d.reads > 1000 && d.io_ticks_ms > 0,
+            "iodepth {depth}: {d:?}"
+        );
+        depths.push(d.time_in_queue_ms as f64 / d.io_ticks_ms as f64);
+    }
+    assert!(
+        depths[0] < 1.5,
+        "iodepth 1: {} I/Os in flight on average",
+        depths[0]
+    );
+    assert!(
+        depths[1] >= 8.0,
+        "iodepth 16: {} I/Os in flight on average",
+        depths[1]
+    );
+}
+
+/// `fsync = N` fsyncs after every N writes: the device sees one flush per N writes
+/// (and one more for end_fsync), with either engine. (A loop device passes each fsync
+/// on as a flush request: it has a write cache when its backing file can fsync.)
+#[test]
+#[ignore = "needs root: loop devices"]
+fn fsync_every_n_writes_flushes_that_often() {
+    let dev = LoopDevice::new(8 * MIB);
+    // 4 MiB of 16 KiB writes: 256 of them.
+    for (engine, iodepth, fsync, end_fsync, flushes) in [
+        ("sync", 1, 8, false, 32),
+        ("sync", 1, 5, true, 51 + 1),
+        ("io_uring", 8, 8, false, 32),
+        ("io_uring", 4, 5, true, 51 + 1),
+    ] {
+        let plan = format!(
+            "name = \"t\"\n[[workload]]\nname = \"f\"\n[[workload.job]]\nname = \"f\"\n\
+             rw = \"randwrite\"\nbs = \"16k\"\nsize = \"4M\"\nengine = \"{engine}\"\n\
+             iodepth = {iodepth}\nfsync = {fsync}\nend_fsync = {end_fsync}\n"
+        );
+        let d = block_layer_during(&plan, &dev);
+        assert_eq!(
+            d.flushes, flushes,
+            "{engine} iodepth {iodepth} fsync = {fsync} end_fsync = {end_fsync}: {d:?}"
+        );
+        assert!(d.writes >= 256, "{engine}: {d:?}");
+    }
+}
+
 /// A regular file needs no root: this one runs in plain `cargo test`.
 #[test]
 fn a_new_file_is_created_sized_and_written_by_both_engines() {

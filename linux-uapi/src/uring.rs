@@ -1,16 +1,25 @@
 //! A safe io_uring ring for block I/O: the ring owns the buffers the kernel reads and
 //! writes, so no safe caller can free, move or touch memory while an I/O uses it.
 //!
-//! [`Ring`] allocates one aligned buffer area, split into `slots` buffers of
-//! `slot_bytes` each, registers it as fixed buffer 0 (when the kernel allows) and its own
-//! duplicate of the file as fixed file 0 (when the kernel allows), and builds every
-//! submission itself from a slot index: `push_read`, `push_write`, `push_fsync`. A slot is
-//! in flight from its push until its completion is reaped; while it is, pushing it again
-//! is refused and its buffer cannot be borrowed. At most `sq_entries` operations are in
-//! flight, so the submission queue never overflows and the completion queue (twice as
-//! large) never drops a completion. Dropping the ring first waits for every I/O in flight;
-//! if it cannot wait, it leaks the buffer area instead of freeing memory the kernel may
-//! still write to.
+//! [`Ring`] allocates one aligned buffer area, split into slots of `slot_bytes` each and
+//! the slots into pools (e.g. read buffers and write buffers), registers the area as fixed
+//! buffer 0 (when the kernel allows) and its own duplicate of the file as fixed file 0
+//! (when the kernel allows), and builds every submission itself. The ring is the one
+//! allocator of its slots: a push takes a free slot of the pool it names and says which
+//! (`push_read`, `push_write`, `push_fsync`, on the ring or on a [`Batch`] of pushes that
+//! share one submission-queue update). A slot is in flight from its push until its
+//! completion is reaped; while it is, its buffer cannot be borrowed. At most `sq_entries`
+//! operations are in flight, so the submission queue never overflows and the completion
+//! queue (at least as large) never drops a completion. Dropping the ring first waits for
+//! every I/O in flight; if it cannot wait, it leaks the buffer area instead of freeing
+//! memory the kernel may still write to.
+//!
+//! The ring is set up as fio's io_uring engine sets up its own: a completion queue as
+//! large as the submission queue (CQSIZE), completions that do not interrupt the task
+//! (COOP_TASKRUN) and, one task submitting, completions processed only when the task
+//! waits for them (SINGLE_ISSUER | DEFER_TASKRUN); a kernel that refuses a flag (EINVAL:
+//! older than 6.1, 5.19 or 5.5) gets the ring without it ([`Setup`]). A ring is used by
+//! the thread that created it (it is not `Send`).
 //!
 //! This module is the only place that hands memory to io_uring; the `unsafe` it needs is
 //! here, each block with the invariant that makes it sound.
@@ -18,6 +27,7 @@
 extern crate std;
 
 use core::fmt;
+use core::marker::PhantomData;
 use core::ptr::NonNull;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::alloc::{self, Layout};
@@ -72,7 +82,8 @@ impl Area {
     fn bytes_mut(&mut self, start: usize, len: usize) -> &mut [u8] {
         assert!(start <= self.layout.size() && len <= self.layout.size() - start);
         // SAFETY: as in `bytes`: inside the live, initialised allocation, and the callers
-        // (Ring::slot_mut, Ring::area_mut) only ask for memory no I/O in flight uses; the
+        // (Ring::slot_mut, Ring::area_mut, Batch::push_rw before it pushes a slot it has just
+        // taken off a free list) only ask for memory no I/O in flight uses; the
         // `&mut self` borrow keeps every other userspace access out while it lasts.
         unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr().add(start), len) }
     }
@@ -92,10 +103,10 @@ impl Drop for Area {
 /// Why a push was refused. Nothing was queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PushError {
-    /// The slot index is not below the ring's slot count.
-    NoSuchSlot,
-    /// The slot's previous operation has not been reaped yet.
-    SlotInFlight,
+    /// The pool index is not below the ring's pool count.
+    NoSuchPool,
+    /// Every slot of the pool is in flight (not reaped yet).
+    PoolFull,
     /// The length is larger than a slot.
     TooLong,
     /// `sq_entries` operations are in flight already.
@@ -105,8 +116,8 @@ pub enum PushError {
 impl fmt::Display for PushError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            PushError::NoSuchSlot => "io_uring slot index out of range",
-            PushError::SlotInFlight => "io_uring slot still in flight (not reaped yet)",
+            PushError::NoSuchPool => "io_uring slot pool index out of range",
+            PushError::PoolFull => "every io_uring slot of the pool is in flight (not reaped yet)",
             PushError::TooLong => "io_uring I/O length larger than its slot",
             PushError::QueueFull => "io_uring queue full (as many I/Os in flight as entries)",
         })
@@ -118,12 +129,82 @@ impl std::error::Error for PushError {}
 /// One reaped operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Completion {
-    /// The slot the operation was pushed on; it is free again.
+    /// The slot the push took; it is free again.
     pub slot: usize,
-    /// What the caller passed to the push.
-    pub user_data: u64,
     /// Bytes transferred (0 for fsync), or a negative errno.
     pub result: i32,
+}
+
+/// The io_uring_setup flags a ring asked for and the kernel accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    /// IORING_SETUP_CQSIZE: a completion queue as large as the submission queue (5.5+).
+    pub cq_size: bool,
+    /// IORING_SETUP_COOP_TASKRUN: a completion does not interrupt the task (5.19+).
+    pub coop_taskrun: bool,
+    /// IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN: completions are processed
+    /// when the task waits for them, in one go (6.1+).
+    pub defer_taskrun: bool,
+}
+
+impl Setup {
+    /// Every flag [`Ring::new`] asks for.
+    pub const ALL: Setup = Setup {
+        cq_size: true,
+        coop_taskrun: true,
+        defer_taskrun: true,
+    };
+    /// No flag: the ring of a 5.1 kernel.
+    pub const PLAIN: Setup = Setup {
+        cq_size: false,
+        coop_taskrun: false,
+        defer_taskrun: false,
+    };
+
+    /// `self` without its newest flag (fio's order of retries), None when it has none.
+    fn without_newest(self) -> Option<Setup> {
+        if self.defer_taskrun {
+            Some(Setup {
+                defer_taskrun: false,
+                ..self
+            })
+        } else if self.coop_taskrun {
+            Some(Setup {
+                coop_taskrun: false,
+                ..self
+            })
+        } else if self.cq_size {
+            Some(Setup::PLAIN)
+        } else {
+            None
+        }
+    }
+
+    /// Set up a ring of `entries` with the flags of `self`; on EINVAL try again without
+    /// the newest flag, as fio does. Returns the ring and the flags it has.
+    fn build(self, entries: u32) -> io::Result<(IoUring, Setup)> {
+        let mut want = self;
+        loop {
+            let mut builder = IoUring::builder();
+            if want.cq_size {
+                builder.setup_cqsize(entries);
+            }
+            if want.coop_taskrun {
+                builder.setup_coop_taskrun();
+            }
+            if want.defer_taskrun {
+                builder.setup_single_issuer().setup_defer_taskrun();
+            }
+            match builder.build(entries) {
+                Ok(ring) => return Ok((ring, want)),
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match want.without_newest() {
+                    Some(fewer) => want = fewer,
+                    None => return Err(e),
+                },
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// An io_uring ring with its own buffer area (see the module documentation).
@@ -131,6 +212,16 @@ pub struct Ring {
     // Field order is drop order: the ring is closed before the area is freed and before
     // the file it may have registered is closed.
     ring: IoUring,
+    slots: Slots,
+    setup: Setup,
+    /// Not `Send`: with SINGLE_ISSUER only the creating thread may submit and wait (the
+    /// kernel refuses others with EEXIST, and a drop elsewhere would have to leak).
+    _one_thread: PhantomData<*const ()>,
+}
+
+/// The buffer area and its slots: everything a push changes besides the submission
+/// queue.
+struct Slots {
     area: Area,
     file: File,
     slot_bytes: usize,
@@ -138,8 +229,12 @@ pub struct Ring {
     fixed_file: bool,
     max_in_flight: usize,
     in_flight: usize,
+    /// Whether each slot is in flight.
     busy: Vec<bool>,
-    user_data: Vec<u64>,
+    /// The pool of each slot.
+    pool_of: Vec<usize>,
+    /// The free slots of each pool, a stack (the last slot freed is taken first).
+    free: Vec<Vec<usize>>,
 }
 
 fn invalid(what: &'static str) -> io::Error {
@@ -147,32 +242,51 @@ fn invalid(what: &'static str) -> io::Error {
 }
 
 impl Ring {
-    /// Set up a ring of `entries` submission entries for I/O on `file`, with `slots`
-    /// buffers of `slot_bytes` each; the area starts at a multiple of `align` (a power of
-    /// two). Errors from `io_uring_setup` carry the OS error (ENOSYS, EPERM: io_uring not
-    /// available); a bad argument gives an InvalidInput error without one. Failing to
-    /// register the buffers or the file is not an error: the ring then uses plain opcodes.
+    /// Set up a ring of `entries` submission entries for I/O on `file`, with `pools[p]`
+    /// slots of `slot_bytes` each in pool `p` (pool 0 first in the area); the area starts
+    /// at a multiple of `align` (a power of two). Asks for every [`Setup`] flag and takes
+    /// what the kernel accepts. Errors from `io_uring_setup` carry the OS error (ENOSYS,
+    /// EPERM: io_uring not available); a bad argument gives an InvalidInput error without
+    /// one. Failing to register the buffers or the file is not an error: the ring then
+    /// uses plain opcodes ([`Ring::fixed_buffers`], [`Ring::fixed_file`]).
     pub fn new(
         file: impl AsFd,
         entries: u32,
-        slots: usize,
+        pools: &[usize],
         slot_bytes: usize,
         align: usize,
     ) -> io::Result<Ring> {
-        if slots == 0 || slot_bytes == 0 {
+        Ring::with_setup(file, entries, pools, slot_bytes, align, Setup::ALL)
+    }
+
+    /// [`Ring::new`] asking only for the flags of `setup` (e.g. [`Setup::PLAIN`]: the
+    /// ring an old kernel gives).
+    pub fn with_setup(
+        file: impl AsFd,
+        entries: u32,
+        pools: &[usize],
+        slot_bytes: usize,
+        align: usize,
+        setup: Setup,
+    ) -> io::Result<Ring> {
+        if pools.is_empty() || pools.contains(&0) || slot_bytes == 0 {
             return Err(invalid(
-                "an io_uring ring needs at least one slot of one byte",
+                "an io_uring ring needs pools of at least one slot of one byte",
             ));
         }
         if u32::try_from(slot_bytes).is_err() {
             return Err(invalid("an io_uring slot is limited to 4 GiB - 1 bytes"));
         }
+        let slots = pools
+            .iter()
+            .try_fold(0usize, |sum, &n| sum.checked_add(n))
+            .ok_or_else(|| invalid("io_uring buffer area too large"))?;
         let len = slots
             .checked_mul(slot_bytes)
             .ok_or_else(|| invalid("io_uring buffer area too large"))?;
         let mut area = Area::new(len, align)?;
         let file = File::from(file.as_fd().try_clone_to_owned()?);
-        let ring = IoUring::new(entries)?;
+        let (ring, setup) = setup.build(entries)?;
         let fixed_buffers = len <= MAX_FIXED_BYTES && {
             let whole = area.bytes_mut(0, len);
             let iovec = libc::iovec {
@@ -187,127 +301,219 @@ impl Ring {
         };
         let fixed_file = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
         let max_in_flight = ring.params().sq_entries() as usize;
+        let mut pool_of = Vec::with_capacity(slots);
+        let mut free = Vec::with_capacity(pools.len());
+        for (pool, &n) in pools.iter().enumerate() {
+            let first = pool_of.len();
+            pool_of.resize(first + n, pool);
+            free.push((first..first + n).rev().collect());
+        }
         Ok(Ring {
             ring,
-            area,
-            file,
-            slot_bytes,
-            fixed_buffers,
-            fixed_file,
-            max_in_flight,
-            in_flight: 0,
-            busy: vec![false; slots],
-            user_data: vec![0; slots],
+            slots: Slots {
+                area,
+                file,
+                slot_bytes,
+                fixed_buffers,
+                fixed_file,
+                max_in_flight,
+                in_flight: 0,
+                busy: vec![false; slots],
+                pool_of,
+                free,
+            },
+            setup,
+            _one_thread: PhantomData,
         })
+    }
+
+    /// The setup flags the kernel accepted.
+    pub fn setup(&self) -> Setup {
+        self.setup
     }
 
     /// Whether reads and writes use the registered buffer (READ_FIXED / WRITE_FIXED).
     pub fn fixed_buffers(&self) -> bool {
-        self.fixed_buffers
+        self.slots.fixed_buffers
     }
 
     /// Whether operations name the registered file rather than a descriptor.
     pub fn fixed_file(&self) -> bool {
-        self.fixed_file
+        self.slots.fixed_file
     }
 
     pub fn slots(&self) -> usize {
-        self.busy.len()
+        self.slots.busy.len()
     }
 
     pub fn slot_bytes(&self) -> usize {
-        self.slot_bytes
+        self.slots.slot_bytes
     }
 
     /// Operations pushed and not reaped yet.
     pub fn in_flight(&self) -> usize {
-        self.in_flight
+        self.slots.in_flight
     }
 
     /// Slot `slot`'s buffer, or None when the slot does not exist or is in flight.
     pub fn slot(&self, slot: usize) -> Option<&[u8]> {
-        match self.busy.get(slot) {
-            Some(false) => Some(self.area.bytes(slot * self.slot_bytes, self.slot_bytes)),
+        let s = &self.slots;
+        match s.busy.get(slot) {
+            Some(false) => Some(s.area.bytes(slot * s.slot_bytes, s.slot_bytes)),
             _ => None,
         }
     }
 
     /// Slot `slot`'s buffer to fill, or None when the slot does not exist or is in flight.
     pub fn slot_mut(&mut self, slot: usize) -> Option<&mut [u8]> {
-        match self.busy.get(slot) {
-            Some(false) => Some(self.area.bytes_mut(slot * self.slot_bytes, self.slot_bytes)),
+        let s = &mut self.slots;
+        match s.busy.get(slot) {
+            Some(false) => Some(s.area.bytes_mut(slot * s.slot_bytes, s.slot_bytes)),
             _ => None,
         }
     }
 
-    /// The whole area (slot after slot), or None while anything is in flight.
+    /// The whole area (slot after slot, pool after pool), or None while anything is in
+    /// flight.
     pub fn area_mut(&mut self) -> Option<&mut [u8]> {
-        if self.in_flight > 0 {
+        let s = &mut self.slots;
+        if s.in_flight > 0 {
             return None;
         }
-        let len = self.busy.len() * self.slot_bytes;
-        Some(self.area.bytes_mut(0, len))
+        let len = s.busy.len() * s.slot_bytes;
+        Some(s.area.bytes_mut(0, len))
     }
 
-    /// Queue a read of `len` bytes at file offset `offset` into slot `slot`.
-    pub fn push_read(
-        &mut self,
-        slot: usize,
-        offset: u64,
-        len: u32,
-        user_data: u64,
-    ) -> Result<(), PushError> {
-        self.push_rw(false, slot, offset, len, user_data)
+    /// Pushes that update the submission queue once, when the batch is dropped (before
+    /// the next [`Ring::submit_and_wait`], which the borrow makes sure of).
+    pub fn batch(&mut self) -> Batch<'_> {
+        Batch {
+            sq: self.ring.submission(),
+            slots: &mut self.slots,
+        }
     }
 
-    /// Queue a write of the first `len` bytes of slot `slot` at file offset `offset`.
+    /// Queue a read of `len` bytes at file offset `offset` into a free slot of `pool`;
+    /// returns the slot.
+    pub fn push_read(&mut self, pool: usize, offset: u64, len: u32) -> Result<usize, PushError> {
+        self.batch().push_read(pool, offset, len)
+    }
+
+    /// Queue a write of the first `len` bytes of a free slot of `pool` at file offset
+    /// `offset`, after `fill` has prepared the slot; returns the slot.
     pub fn push_write(
         &mut self,
-        slot: usize,
+        pool: usize,
         offset: u64,
         len: u32,
-        user_data: u64,
-    ) -> Result<(), PushError> {
-        self.push_rw(true, slot, offset, len, user_data)
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<usize, PushError> {
+        self.batch().push_write(pool, offset, len, fill)
     }
 
-    /// Queue an fsync of the whole file; it occupies `slot` (not its buffer) until reaped.
-    pub fn push_fsync(&mut self, slot: usize, user_data: u64) -> Result<(), PushError> {
-        self.check_free(slot)?;
-        let entry = if self.fixed_file {
+    /// Queue an fsync of the whole file; it occupies a slot of `pool` (not its buffer)
+    /// until reaped. Returns the slot.
+    pub fn push_fsync(&mut self, pool: usize) -> Result<usize, PushError> {
+        self.batch().push_fsync(pool)
+    }
+
+    /// Submit what was pushed and wait until at least `want` completions are ready
+    /// (capped at the number in flight, so this never waits for nothing). With
+    /// DEFER_TASKRUN the kernel posts completions only in such a wait: reap after one.
+    pub fn submit_and_wait(&mut self, want: usize) -> io::Result<usize> {
+        self.ring.submit_and_wait(want.min(self.slots.in_flight))
+    }
+
+    /// Hand every ready completion to `f`, with the slot's buffer (now free again).
+    pub fn reap(&mut self, mut f: impl FnMut(Completion, &[u8])) {
+        let s = &mut self.slots;
+        for cqe in self.ring.completion() {
+            let slot = cqe.user_data() as usize;
+            // Every entry carries the index of a slot it marked busy; skip anything else.
+            if !matches!(s.busy.get(slot), Some(true)) {
+                continue;
+            }
+            s.busy[slot] = false;
+            s.in_flight -= 1;
+            s.free[s.pool_of[slot]].push(slot);
+            let c = Completion {
+                slot,
+                result: cqe.result(),
+            };
+            f(c, s.area.bytes(slot * s.slot_bytes, s.slot_bytes));
+        }
+    }
+}
+
+/// Pushes through one submission-queue handle: the queue's tail is published to the
+/// kernel once, when the batch is dropped, instead of once per push.
+pub struct Batch<'a> {
+    sq: squeue::SubmissionQueue<'a>,
+    slots: &'a mut Slots,
+}
+
+impl Batch<'_> {
+    /// [`Ring::push_read`] in this batch.
+    pub fn push_read(&mut self, pool: usize, offset: u64, len: u32) -> Result<usize, PushError> {
+        self.push_rw(false, pool, offset, len, |_| {})
+    }
+
+    /// [`Ring::push_write`] in this batch.
+    pub fn push_write(
+        &mut self,
+        pool: usize,
+        offset: u64,
+        len: u32,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<usize, PushError> {
+        self.push_rw(true, pool, offset, len, fill)
+    }
+
+    /// [`Ring::push_fsync`] in this batch.
+    pub fn push_fsync(&mut self, pool: usize) -> Result<usize, PushError> {
+        let slot = self.take(pool)?;
+        let s = &*self.slots;
+        let entry = if s.fixed_file {
             opcode::Fsync::new(types::Fixed(0)).build()
         } else {
-            opcode::Fsync::new(types::Fd(self.file.as_raw_fd())).build()
+            opcode::Fsync::new(types::Fd(s.file.as_raw_fd())).build()
         };
-        self.push(slot, entry, user_data)
+        self.push(slot, entry)
     }
 
-    fn check_free(&self, slot: usize) -> Result<(), PushError> {
-        match self.busy.get(slot) {
-            None => Err(PushError::NoSuchSlot),
-            Some(true) => Err(PushError::SlotInFlight),
-            Some(false) if self.in_flight >= self.max_in_flight => Err(PushError::QueueFull),
-            Some(false) => Ok(()),
+    /// A free slot of `pool`, taken off its free list (a failed push gives it back).
+    fn take(&mut self, pool: usize) -> Result<usize, PushError> {
+        let s = &mut *self.slots;
+        let free = s.free.get_mut(pool).ok_or(PushError::NoSuchPool)?;
+        if s.in_flight >= s.max_in_flight {
+            return Err(PushError::QueueFull);
         }
+        free.pop().ok_or(PushError::PoolFull)
     }
 
     fn push_rw(
         &mut self,
         write: bool,
-        slot: usize,
+        pool: usize,
         offset: u64,
         len: u32,
-        user_data: u64,
-    ) -> Result<(), PushError> {
-        self.check_free(slot)?;
-        if len as usize > self.slot_bytes {
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<usize, PushError> {
+        if len as usize > self.slots.slot_bytes {
             return Err(PushError::TooLong);
         }
+        let slot = self.take(pool)?;
+        let s = &mut *self.slots;
+        let start = slot * s.slot_bytes;
+        if write {
+            // Not in flight: just taken off the free list.
+            fill(s.area.bytes_mut(start, s.slot_bytes));
+        }
         // In bounds: slot < slots and len <= slot_bytes; the area is slots * slot_bytes.
-        let ptr = self.area.ptr.as_ptr().wrapping_add(slot * self.slot_bytes);
+        let ptr = s.area.ptr.as_ptr().wrapping_add(start);
         macro_rules! build {
             ($fd:expr) => {
-                match (write, self.fixed_buffers) {
+                match (write, s.fixed_buffers) {
                     (false, true) => opcode::ReadFixed::new($fd, ptr, len, 0)
                         .offset(offset)
                         .build(),
@@ -319,70 +525,50 @@ impl Ring {
                 }
             };
         }
-        let entry = if self.fixed_file {
+        let entry = if s.fixed_file {
             build!(types::Fixed(0))
         } else {
-            build!(types::Fd(self.file.as_raw_fd()))
+            build!(types::Fd(s.file.as_raw_fd()))
         };
-        self.push(slot, entry, user_data)
+        self.push(slot, entry)
     }
 
-    /// Queue `entry` for free slot `slot` (checked by the caller) and mark it in flight.
-    fn push(&mut self, slot: usize, entry: squeue::Entry, user_data: u64) -> Result<(), PushError> {
+    /// Queue `entry` for `slot`, just taken off its pool's free list, and mark it in
+    /// flight.
+    fn push(&mut self, slot: usize, entry: squeue::Entry) -> Result<usize, PushError> {
         let entry = entry.user_data(slot as u64);
-        // SAFETY: `entry` was built here and points only at slot `slot` of `self.area`
-        // (or at nothing, for fsync) and at `self.file` or the registered copy of it.
-        // The slot is not in flight (check_free), so no userspace borrow of it exists
-        // (slot/slot_mut/area_mut borrow `self`, which `&mut self` here excludes) and none
-        // can be made until its completion is reaped; the area outlives the I/O because
-        // Ring::drop waits for every operation in flight or leaks the area. The file
-        // stays open as long as the ring.
+        // SAFETY: `entry` was built here and points only at slot `slot` of the area (or
+        // at nothing, for fsync) and at the ring's file or the registered copy of it.
+        // The slot was free (taken off its pool's free list, which holds only slots not
+        // in flight), so no userspace borrow of it exists (slot/slot_mut/area_mut borrow
+        // the ring, which this batch borrows mutably) and none can be made until its
+        // completion is reaped; the area outlives the I/O because Ring::drop waits for
+        // every operation in flight or leaks the area. The file stays open as long as
+        // the ring.
         // Does not fail: at most max_in_flight = sq_entries operations are in flight
-        // (check_free), and unsubmitted entries are among them.
-        unsafe { self.ring.submission().push(&entry) }.map_err(|_| PushError::QueueFull)?;
-        self.busy[slot] = true;
-        self.user_data[slot] = user_data;
-        self.in_flight += 1;
-        Ok(())
-    }
-
-    /// Submit what was pushed and wait until at least `want` completions are ready
-    /// (capped at the number in flight, so this never waits for nothing).
-    pub fn submit_and_wait(&mut self, want: usize) -> io::Result<usize> {
-        self.ring.submit_and_wait(want.min(self.in_flight))
-    }
-
-    /// Hand every ready completion to `f`, with the slot's buffer (now free again).
-    pub fn reap(&mut self, mut f: impl FnMut(Completion, &[u8])) {
-        let slot_bytes = self.slot_bytes;
-        for cqe in self.ring.completion() {
-            let slot = cqe.user_data() as usize;
-            // Every entry carries the index of a slot it marked busy; skip anything else.
-            if !matches!(self.busy.get(slot), Some(true)) {
-                continue;
-            }
-            self.busy[slot] = false;
-            self.in_flight -= 1;
-            let c = Completion {
-                slot,
-                user_data: self.user_data[slot],
-                result: cqe.result(),
-            };
-            f(c, self.area.bytes(slot * slot_bytes, slot_bytes));
+        // (take), and unsubmitted entries are among them.
+        if unsafe { self.sq.push(&entry) }.is_err() {
+            let s = &mut *self.slots;
+            s.free[s.pool_of[slot]].push(slot);
+            return Err(PushError::QueueFull);
         }
+        let s = &mut *self.slots;
+        s.busy[slot] = true;
+        s.in_flight += 1;
+        Ok(slot)
     }
 }
 
 impl Drop for Ring {
     fn drop(&mut self) {
-        while self.in_flight > 0 {
-            match self.ring.submit_and_wait(self.in_flight) {
+        while self.slots.in_flight > 0 {
+            match self.ring.submit_and_wait(self.slots.in_flight) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
                 Err(_) => {
                     // The kernel may still write into the area: never free it.
-                    self.area.leaked = true;
+                    self.slots.area.leaked = true;
                     return;
                 }
             }
@@ -395,6 +581,8 @@ impl Drop for Ring {
 mod tests {
     use super::*;
     use std::io::{Read, Seek, SeekFrom, Write};
+    use std::os::unix::net::UnixStream;
+    use std::time::{Duration, Instant};
 
     const BS: usize = 4096;
 
@@ -412,33 +600,50 @@ mod tests {
         got.pop().unwrap()
     }
 
+    /// Every set of flags the ring may end up with (a kernel that refuses the newer
+    /// ones gets the older), down to none: the same I/O works with each.
     #[test]
-    fn reads_back_what_it_wrote() {
+    fn reads_back_what_it_wrote_with_every_setup() {
+        let mut setup = Some(Setup::ALL);
+        while let Some(want) = setup {
+            reads_back_what_it_wrote(want);
+            setup = want.without_newest();
+        }
+    }
+
+    fn reads_back_what_it_wrote(want: Setup) {
         let mut file = scratch();
-        let mut ring = Ring::new(&file, 4, 3, BS, BS).expect("io_uring available");
+        // Pool 0: slots 0 and 1, pool 1: slot 2.
+        let mut ring = Ring::with_setup(&file, 4, &[2, 1], BS, BS, want).expect("io_uring");
+        assert_eq!(ring.setup(), want, "this kernel takes {want:?}");
+        assert_eq!(ring.slots(), 3);
         assert_eq!(ring.slot(0).unwrap().as_ptr() as usize % BS, 0);
-        for (i, b) in ring.slot_mut(0).unwrap().iter_mut().enumerate() {
+        let mut pattern = vec![0u8; BS];
+        for (i, b) in pattern.iter_mut().enumerate() {
             *b = (i % 251) as u8;
         }
-        let pattern = ring.slot(0).unwrap().to_vec();
-        ring.push_write(0, 2 * BS as u64, BS as u32, 70).unwrap();
+        let slot = ring
+            .push_write(1, 2 * BS as u64, BS as u32, |buf| {
+                buf.copy_from_slice(&pattern)
+            })
+            .unwrap();
+        assert_eq!(slot, 2, "pool 1's one slot");
         let (c, _) = wait_one(&mut ring);
         assert_eq!(
             c,
             Completion {
-                slot: 0,
-                user_data: 70,
+                slot: 2,
                 result: BS as i32
             }
         );
-        ring.push_fsync(1, 71).unwrap();
+        let slot = ring.push_fsync(0).unwrap();
         let (c, _) = wait_one(&mut ring);
-        assert_eq!((c.slot, c.user_data, c.result), (1, 71, 0));
-        ring.push_read(2, 2 * BS as u64, BS as u32, 72).unwrap();
+        assert_eq!((c.slot, c.result), (slot, 0));
+        let slot = ring.push_read(0, 2 * BS as u64, BS as u32).unwrap();
         let (c, buf) = wait_one(&mut ring);
-        assert_eq!((c.slot, c.user_data, c.result), (2, 72, BS as i32));
+        assert_eq!((c.slot, c.result), (slot, BS as i32));
         assert_eq!(buf, pattern);
-        assert_eq!(ring.slot(2).unwrap(), &pattern[..]);
+        assert_eq!(ring.slot(slot).unwrap(), &pattern[..]);
         assert_eq!(ring.in_flight(), 0);
         drop(ring);
         // The data reached the file, not only the ring's own buffer.
@@ -449,86 +654,118 @@ mod tests {
     }
 
     #[test]
-    fn an_in_flight_slot_is_refused_and_cannot_be_borrowed() {
+    fn a_batch_is_submitted_whole_and_in_flight_slots_cannot_be_borrowed() {
         let file = scratch();
-        let mut ring = Ring::new(&file, 4, 2, BS, BS).expect("io_uring available");
-        ring.push_read(0, 0, BS as u32, 1).unwrap();
-        assert_eq!(
-            ring.push_read(0, 0, BS as u32, 2),
-            Err(PushError::SlotInFlight)
-        );
-        assert_eq!(
-            ring.push_write(0, 0, BS as u32, 2),
-            Err(PushError::SlotInFlight)
-        );
-        assert_eq!(ring.push_fsync(0, 2), Err(PushError::SlotInFlight));
-        assert!(ring.slot(0).is_none());
-        assert!(ring.slot_mut(0).is_none());
+        let mut ring = Ring::new(&file, 8, &[4, 4], BS, BS).expect("io_uring available");
+        let mut taken = Vec::new();
+        {
+            let mut batch = ring.batch();
+            for i in 0..4u64 {
+                taken.push(batch.push_read(0, i * BS as u64, BS as u32).unwrap());
+            }
+            taken.push(batch.push_write(1, 0, BS as u32, |b| b.fill(0xee)).unwrap());
+            assert_eq!(batch.push_read(0, 0, BS as u32), Err(PushError::PoolFull));
+        }
+        taken.sort_unstable();
+        assert_eq!(taken[..4], [0, 1, 2, 3], "pool 0 is slots 0..4");
+        assert!((4..8).contains(&taken[4]), "pool 1 is slots 4..8");
+        assert_eq!(ring.in_flight(), 5);
+        for &slot in &taken {
+            assert!(ring.slot(slot).is_none());
+            assert!(ring.slot_mut(slot).is_none());
+        }
         assert!(ring.area_mut().is_none());
-        assert!(ring.slot_mut(1).is_some());
-        assert_eq!(ring.in_flight(), 1);
-        let (c, buf) = wait_one(&mut ring);
-        assert_eq!((c.slot, c.user_data, c.result), (0, 1, BS as i32));
-        assert!(buf.iter().all(|&b| b == 0xee));
-        // Reaped: the slot is free again.
-        assert!(ring.slot(0).is_some());
-        ring.push_read(0, BS as u64, BS as u32, 3).unwrap();
-        assert_eq!(wait_one(&mut ring).0.user_data, 3);
+        let mut seen = Vec::new();
+        while seen.len() < 5 {
+            ring.submit_and_wait(1).unwrap();
+            ring.reap(|c, buf| {
+                assert_eq!(c.result, BS as i32);
+                assert!(buf.iter().all(|&b| b == 0xee));
+                seen.push(c.slot);
+            });
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, taken);
+        // Reaped: free again.
+        assert!(ring.area_mut().is_some());
+        assert!(ring.push_read(0, BS as u64, BS as u32).is_ok());
+        assert_eq!(wait_one(&mut ring).0.result, BS as i32);
     }
 
     #[test]
     fn bad_pushes_are_refused() {
         let file = scratch();
         // One entry: at most one operation in flight.
-        let mut ring = Ring::new(&file, 1, 2, BS, BS).expect("io_uring available");
-        assert_eq!(
-            ring.push_read(2, 0, BS as u32, 0),
-            Err(PushError::NoSuchSlot)
-        );
-        assert_eq!(
-            ring.push_read(0, 0, BS as u32 + 1, 0),
-            Err(PushError::TooLong)
-        );
-        ring.push_read(0, 0, BS as u32, 0).unwrap();
-        assert_eq!(
-            ring.push_read(1, 0, BS as u32, 0),
-            Err(PushError::QueueFull)
-        );
+        let mut ring = Ring::new(&file, 1, &[2], BS, BS).expect("io_uring available");
+        assert_eq!(ring.push_read(1, 0, BS as u32), Err(PushError::NoSuchPool));
+        assert_eq!(ring.push_read(0, 0, BS as u32 + 1), Err(PushError::TooLong));
+        ring.push_read(0, 0, BS as u32).unwrap();
+        assert_eq!(ring.push_read(0, 0, BS as u32), Err(PushError::QueueFull));
+        assert_eq!(ring.in_flight(), 1, "a refused push takes no slot");
         wait_one(&mut ring);
-        ring.push_read(1, 0, BS as u32, 0).unwrap();
+        ring.push_read(0, 0, BS as u32).unwrap();
         wait_one(&mut ring);
         // Nothing in flight: waiting returns at once instead of blocking forever.
         assert_eq!(ring.submit_and_wait(5).unwrap(), 0);
     }
 
+    /// Reads on a socket that gets its data only later: dropping the ring must not
+    /// return (and free the buffers) before the kernel has done them, with every set of
+    /// flags, whether or not the reads were submitted before the drop.
     #[test]
     fn drop_waits_for_io_in_flight() {
-        let file = scratch();
-        let mut ring = Ring::new(&file, 8, 8, BS, BS).expect("io_uring available");
-        for slot in 0..8 {
-            ring.push_read(slot, (slot * BS) as u64, BS as u32, 0)
-                .unwrap();
+        for (want, submit_first) in [
+            (Setup::ALL, false),
+            (Setup::ALL, true),
+            (Setup::PLAIN, false),
+            (Setup::PLAIN, true),
+        ] {
+            let (mut ours, mut theirs) = UnixStream::pair().expect("socket pair");
+            let mut ring = Ring::with_setup(&ours, 8, &[8], BS, BS, want).expect("io_uring");
+            for _ in 0..8 {
+                ring.push_read(0, 0, BS as u32).unwrap();
+            }
+            if submit_first {
+                ring.submit_and_wait(0).unwrap();
+            }
+            let delay = Duration::from_millis(150);
+            let writer = std::thread::spawn(move || {
+                std::thread::sleep(delay);
+                let writing = Instant::now();
+                theirs.write_all(&[0x5a; 8 * BS]).unwrap();
+                // End of stream: a read that got less than BS leaves a later one at EOF.
+                drop(theirs);
+                writing
+            });
+            let start = Instant::now();
+            drop(ring);
+            let dropped = Instant::now();
+            let writing = writer.join().unwrap();
+            assert!(
+                dropped > writing && dropped - start >= delay,
+                "{want:?}: drop returned {:?} after it began, before the data came",
+                dropped - start
+            );
+            // The eight reads took all the data: only the end of stream is left.
+            let mut rest = [0u8; 16];
+            assert_eq!(ours.read(&mut rest).unwrap(), 0, "{want:?}");
         }
-        // Neither submitted nor reaped: drop submits, waits for all eight, then frees.
-        drop(ring);
-        let mut ring = Ring::new(&file, 8, 8, BS, BS).expect("io_uring available");
-        for slot in 0..8 {
-            ring.push_read(slot, (slot * BS) as u64, BS as u32, 0)
-                .unwrap();
-        }
-        ring.submit_and_wait(0).unwrap();
-        drop(ring);
     }
 
     #[test]
     fn bad_arguments_are_refused_before_setup() {
         let file = scratch();
-        for (slots, bytes) in [(0, BS), (1, 0)] {
-            let e = Ring::new(&file, 4, slots, bytes, BS).err().unwrap();
+        for (pools, bytes) in [
+            (&[][..], BS),
+            (&[0][..], BS),
+            (&[1, 0][..], BS),
+            (&[1][..], 0),
+        ] {
+            let e = Ring::new(&file, 4, pools, bytes, BS).err().unwrap();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
             assert!(e.raw_os_error().is_none());
         }
-        let e = Ring::new(&file, 4, 1, BS, 3).err().unwrap();
+        let e = Ring::new(&file, 4, &[1], BS, 3).err().unwrap();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     }
 }

@@ -25,7 +25,7 @@ pub fn to_json(results: &[WorkloadResult]) -> serde_json::Value {
     let workloads: Vec<serde_json::Value> = results
         .iter()
         .map(|w| {
-            serde_json::json!({
+            let mut v = serde_json::json!({
                 "workload": w.workload,
                 "started_unix_s": w.started_unix_s,
                 "cpu_seconds": w.cpu_seconds,
@@ -35,7 +35,11 @@ pub fn to_json(results: &[WorkloadResult]) -> serde_json::Value {
                     "verify": j.verify,
                 })).collect::<Vec<_>>(),
                 "group": w.group.iter().map(direction_json).collect::<Vec<_>>(),
-            })
+            });
+            if !w.engine_fallbacks.is_empty() {
+                v["engine_fallbacks"] = w.engine_fallbacks.clone().into();
+            }
+            v
         })
         .collect();
     serde_json::json!({ "schema": RUN_JSON_SCHEMA, "workloads": workloads })
@@ -289,6 +293,7 @@ mod tests {
                 dir(Direction::Write, 8_192_000),
             ],
             cpu_seconds: 0.1,
+            engine_fallbacks: Vec::new(),
         };
         let mut out = Vec::new();
         print_table(&mut out, &[w]).unwrap();

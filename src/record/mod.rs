@@ -258,6 +258,11 @@ pub struct Meta {
     /// in results directories of mmcab 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceMeta>,
+    /// What an engine set up without on this machine, once per distinct line (e.g. an
+    /// io_uring ring without registered buffers, which then uses plain opcodes): the
+    /// runs' numbers are not those of the engine as it is meant to run. Absent: nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub engine_fallbacks: Vec<String>,
 }
 
 /// What identifies a block device target besides an MMC card's CID: its size, the

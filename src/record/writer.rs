@@ -312,6 +312,7 @@ pub(crate) mod tests {
             }],
             group: vec![d],
             cpu_seconds: 0.5,
+            engine_fallbacks: Vec::new(),
         }
     }
 
@@ -324,6 +325,27 @@ pub(crate) mod tests {
             repetition: run,
             warmup: false,
         }
+    }
+
+    /// meta.json says what an engine did without, and only then: older results
+    /// directories (no key) read back as "nothing".
+    #[test]
+    fn meta_records_engine_fallbacks_only_when_there_are_some() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("res");
+        let writer = ResultsWriter::create(&out, &Meta::default()).unwrap();
+        let text = std::fs::read_to_string(out.join(META_JSON)).unwrap();
+        assert!(!text.contains("engine_fallbacks"), "{text}");
+        let back: Meta = serde_json::from_str(&text).unwrap();
+        assert!(back.engine_fallbacks.is_empty());
+        let meta = Meta {
+            engine_fallbacks: vec!["io_uring ring without registered buffers".into()],
+            ..Meta::default()
+        };
+        writer.write_meta(&meta).unwrap();
+        let text = std::fs::read_to_string(out.join(META_JSON)).unwrap();
+        let back: Meta = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.engine_fallbacks, meta.engine_fallbacks);
     }
 
     #[test]

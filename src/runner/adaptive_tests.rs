@@ -299,6 +299,7 @@ fn warmups_and_the_last_repetition_do_not_stop_anything() {
         jobs: Vec::new(),
         group: Vec::new(),
         cpu_seconds: 0.0,
+        engine_fallbacks: Vec::new(),
     };
     assert!(a.record(&warm, &result).is_none());
     assert!(a.cells.is_empty(), "warm-ups are not counted");

@@ -118,6 +118,22 @@ impl Recording {
         self.writer.write_meta(&self.meta)
     }
 
+    /// What the engines set up without (a run's [`WorkloadResult::engine_fallbacks`]),
+    /// into meta.json when new.
+    pub fn note_engine_fallbacks(&mut self, fallbacks: &[String]) -> Result<()> {
+        let mut changed = false;
+        for fallback in fallbacks {
+            if !self.meta.engine_fallbacks.contains(fallback) {
+                self.meta.engine_fallbacks.push(fallback.clone());
+                changed = true;
+            }
+        }
+        if changed {
+            self.writer.write_meta(&self.meta)?;
+        }
+        Ok(())
+    }
+
     /// Record a finished run and its evidence (runs.csv last).
     pub fn append(
         &self,
@@ -193,6 +209,7 @@ pub fn new_meta(session: &Session) -> Meta {
         started_unix_s: unix_now(),
         finished_unix_s: None,
         evidence: None,
+        engine_fallbacks: Vec::new(),
     }
 }
 

@@ -72,6 +72,7 @@ pub(super) fn run(
         bad_blocks: 0,
         done: session.done_len(),
         warned_caches: false,
+        warned_fallbacks: Vec::new(),
         adaptive,
         complete: false,
     };
@@ -158,6 +159,8 @@ struct Loop<'a> {
     /// Runs finished, by this invocation and the ones it resumes.
     done: u32,
     warned_caches: bool,
+    /// The engine fallbacks said on stderr already (each once).
+    warned_fallbacks: Vec<String>,
     /// `--until-ci`: which runs are left out.
     adaptive: Option<Adaptive>,
     /// Every run of the matrix is done or left out by `--until-ci`: the loop got to its
@@ -332,6 +335,7 @@ impl Loop<'_> {
         };
         // A run that completed as the signal came is whole: it is kept.
         let evidence = window.take();
+        self.note_fallbacks(&result)?;
         if let Some(recording) = &self.recording {
             recording.append(&run, &result, evidence.as_ref())?;
         }
@@ -354,6 +358,29 @@ impl Loop<'_> {
             self.results.push(result);
         }
         Ok(true)
+    }
+
+    /// An engine set up without something (an io_uring ring with plain opcodes): say it
+    /// once on stderr and record it in meta.json.
+    fn note_fallbacks(&mut self, result: &WorkloadResult) -> Result<()> {
+        let recorded = match self.recording {
+            Some(_) => " (recorded in meta.json)",
+            None => "",
+        };
+        for fallback in &result.engine_fallbacks {
+            if !self.warned_fallbacks.contains(fallback) {
+                self.events.event(Event::Warning(format!(
+                    "workload '{}': {fallback}: this kernel refused it; the numbers are not \
+                     those of the engine as it is meant to run{recorded}",
+                    result.workload
+                )));
+                self.warned_fallbacks.push(fallback.clone());
+            }
+        }
+        if let Some(recording) = &mut self.recording {
+            recording.note_engine_fallbacks(&result.engine_fallbacks)?;
+        }
+        Ok(())
     }
 
     /// Buffered reads should start cold: drop the page cache before a workload with a

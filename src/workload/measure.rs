@@ -167,10 +167,24 @@ impl Recorder {
     /// completes during ramp_time is not counted.
     #[inline]
     pub fn record(&mut self, direction: Direction, bytes: u64, latency_ns: u64, done: Instant) {
-        let Some(since) = done.checked_duration_since(self.measure_start) else {
-            return;
-        };
-        let since_ns = since.as_nanos() as u64;
+        if let Some(since_ns) = self.since_start(done) {
+            self.record_at(direction, bytes, latency_ns, since_ns);
+        }
+    }
+
+    /// When `done` is in the measured phase, ns after it began; None during ramp_time.
+    /// An engine that reaps several I/Os at one moment converts it once, for
+    /// [`Recorder::record_at`].
+    #[inline]
+    pub fn since_start(&self, done: Instant) -> Option<u64> {
+        done.checked_duration_since(self.measure_start)
+            .map(|since| since.as_nanos() as u64)
+    }
+
+    /// [`Recorder::record`] of an I/O that finished `since_ns` after the measured phase
+    /// began ([`Recorder::since_start`]).
+    #[inline]
+    pub fn record_at(&mut self, direction: Direction, bytes: u64, latency_ns: u64, since_ns: u64) {
         let s = self.dir_mut(direction);
         s.hist.saturating_record(latency_ns.max(1));
         s.bytes += bytes;

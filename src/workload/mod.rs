@@ -101,6 +101,8 @@ struct CloneOutcome {
     file: File,
     writer: Writer,
     checker: ReadChecker,
+    /// What the clone's engine set up without ([`uring::UringEngine::fallbacks`]).
+    fallback: Option<String>,
 }
 
 enum EngineImpl {
@@ -285,6 +287,12 @@ fn collect(
     let mut group_read: Option<DirStats> = None;
     let mut group_write: Option<DirStats> = None;
     let cpu_seconds = done.iter().map(|o| o.cpu_seconds).sum();
+    let mut engine_fallbacks: Vec<String> = Vec::new();
+    for fallback in done.iter().filter_map(|o| o.fallback.as_ref()) {
+        if !engine_fallbacks.contains(fallback) {
+            engine_fallbacks.push(fallback.clone());
+        }
+    }
     for (plan, outcome) in clones.iter().zip(done) {
         let verify = if outcome.writer.verify {
             Some(clone_io::verify_written(
@@ -342,6 +350,7 @@ fn collect(
             .map(DirStats::to_result)
             .collect(),
         cpu_seconds,
+        engine_fallbacks,
     })
 }
 
@@ -405,6 +414,10 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
     }
     shared.measuring.wait();
     let mut engine = engine.map_err(|e| anyhow::anyhow!("job '{}': {e:#}", plan.name))?;
+    let fallback = match &engine {
+        EngineImpl::Uring(e) => e.fallbacks(),
+        EngineImpl::Sync(_) | EngineImpl::Ioctl(_) => None,
+    };
     let cpu_start = thread_cpu_seconds();
     let origin = *shared.origin.get_or_init(Instant::now);
     recorder.measure_start = origin + job.ramp_time.unwrap_or_default();
@@ -472,6 +485,7 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
         file: io.file,
         writer: io.writer,
         checker: io.checker,
+        fallback,
     })
 }
 

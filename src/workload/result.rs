@@ -165,6 +165,11 @@ pub struct WorkloadResult {
     /// (CLOCK_THREAD_CPUTIME_ID; fio's usr_cpu + sys_cpu).
     #[serde(default)]
     pub cpu_seconds: f64,
+    /// What an engine had to set up without on this machine, one line each, e.g. an
+    /// io_uring ring whose buffers the kernel would not register (plain opcodes, slower
+    /// than fio's fixed ones); empty when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub engine_fallbacks: Vec<String>,
 }
 
 #[cfg(test)]

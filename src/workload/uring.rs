@@ -1,9 +1,12 @@
 //! The io_uring engine: `iodepth` I/Os in flight per job clone, the queue refilled after
-//! every reap, one registered buffer area and one registered file (fixed ops), one
-//! submit+wait syscall per batch and no allocation per I/O. Latency is taken per I/O
+//! every reap through one submission-queue update, one registered buffer area and one
+//! registered file (fixed ops), one submit+wait syscall per batch and no allocation per
+//! I/O. The ring is set up as fio's engine sets up its own
+//! (completion queue of the submission queue's size, COOP_TASKRUN, SINGLE_ISSUER |
+//! DEFER_TASKRUN, each dropped when the kernel refuses it). Latency is taken per I/O
 //! from its submit batch to the reap that saw it (two clock reads per batch).
 //!
-//! The buffers, the submissions and the waiting for in-flight I/O belong to
+//! The buffers, the slots, the submissions and the waiting for in-flight I/O belong to
 //! [`linux_uapi::uring::Ring`], which keeps the raw code that hands memory to the kernel
 //! out of this crate: this file is safe code.
 
@@ -19,23 +22,34 @@ use anyhow::{anyhow, Result};
 use linux_uapi::uring::Ring;
 use std::time::Instant;
 
+/// The ring's pool of read buffers (and of write buffers when the job only writes).
+const POOL_0: usize = 0;
+/// The pool of write buffers of a job that also reads: reads must not overwrite the
+/// pattern the writes carry.
+const WRITE_POOL: usize = 1;
+
+/// What the I/O on a ring slot is (set when it is pushed, read when it is reaped).
 #[derive(Clone, Copy)]
 struct Slot {
     direction: Direction,
     offset: u64,
-    submitted: Instant,
+    /// When its batch was submitted, ns after [`UringEngine::epoch`].
+    submitted_ns: u64,
 }
 
 pub struct UringEngine {
-    /// Ring slots 0..depth are read buffers, depth..2*depth write buffers when the job
-    /// does both (reads must not overwrite the pattern); otherwise slots 0..depth.
+    /// One pool of `iodepth` slots, two (reads, writes) when the job does both; the ring
+    /// hands out the slots.
     ring: Ring,
     depth: usize,
     bs: usize,
-    separate_write_bufs: bool,
+    write_pool: usize,
+    /// By ring slot.
     slots: Vec<Slot>,
-    free: Vec<u16>,
-    just_queued: Vec<u16>,
+    /// The slots of the batch `fill` is queueing.
+    just_queued: Vec<usize>,
+    /// Origin of the submit and reap times.
+    epoch: Instant,
 }
 
 /// Explain why io_uring cannot be used here.
@@ -61,16 +75,13 @@ impl UringEngine {
     ) -> Result<UringEngine> {
         let depth = depth as usize;
         let separate_write_bufs = reads && writes;
-        let nbufs = if separate_write_bufs {
-            2 * depth
+        let pools: &[usize] = if separate_write_bufs {
+            &[depth, depth]
         } else {
-            depth
+            &[depth]
         };
-        // A plain ring, as fio 3.33 sets it up. SINGLE_ISSUER + DEFER_TASKRUN (6.1+)
-        // measured no better on a loop device (runs spread too widely to tell) and
-        // would leave completions unprocessed until the next wait.
         let mut ring =
-            Ring::new(file, depth as u32, nbufs, bs, align.max(BUFFER_ALIGN)).map_err(|e| {
+            Ring::new(file, depth as u32, pools, bs, align.max(BUFFER_ALIGN)).map_err(|e| {
                 if e.raw_os_error().is_some() {
                     unavailable(e)
                 } else {
@@ -90,54 +101,50 @@ impl UringEngine {
                 slot.copy_from_slice(first);
             }
         }
+        let slots = ring.slots();
         Ok(UringEngine {
             ring,
             depth,
             bs,
-            separate_write_bufs,
+            write_pool: if separate_write_bufs {
+                WRITE_POOL
+            } else {
+                POOL_0
+            },
             slots: vec![
                 Slot {
                     direction: Direction::Read,
                     offset: 0,
-                    submitted: Instant::now()
+                    submitted_ns: 0,
                 };
-                depth
+                slots
             ],
-            free: (0..depth as u16).rev().collect(),
             just_queued: Vec::with_capacity(depth),
+            epoch: Instant::now(),
         })
     }
 
-    /// The ring slot whose buffer an I/O of `direction` on engine slot `slot` uses.
-    fn ring_slot(&self, slot: u16, direction: Direction) -> usize {
-        if direction == Direction::Write && self.separate_write_bufs {
-            self.depth + slot as usize
-        } else {
-            slot as usize
+    /// What the ring does without, on this kernel, as fio would not: one line, None when
+    /// it has everything (registered buffers and file, every setup flag).
+    pub fn fallbacks(&self) -> Option<String> {
+        let mut missing = Vec::new();
+        if !self.ring.fixed_buffers() {
+            missing.push("registered buffers (plain READ/WRITE instead of READ_FIXED/WRITE_FIXED)");
         }
-    }
-
-    /// Prepare (writes) and queue one I/O on engine slot `slot`.
-    fn queue(
-        &mut self,
-        io: &mut CloneIo<'_>,
-        slot: u16,
-        direction: Direction,
-        offset: u64,
-    ) -> Result<()> {
-        let index = self.ring_slot(slot, direction);
-        let len = self.bs as u32;
-        let pushed = match direction {
-            Direction::Read => self.ring.push_read(index, offset, len, slot as u64),
-            Direction::Write => match self.ring.slot_mut(index) {
-                Some(block) => {
-                    io.writer.prepare(block, offset);
-                    self.ring.push_write(index, offset, len, slot as u64)
-                }
-                None => Err(linux_uapi::uring::PushError::SlotInFlight),
-            },
-        };
-        pushed.map_err(|e| anyhow!("job '{}': io_uring engine slot {slot}: {e}", io.name))
+        if !self.ring.fixed_file() {
+            missing.push("a registered file (a plain descriptor)");
+        }
+        let setup = self.ring.setup();
+        if !setup.defer_taskrun {
+            missing.push("IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN");
+        }
+        if !setup.coop_taskrun {
+            missing.push("IORING_SETUP_COOP_TASKRUN");
+        }
+        if !setup.cq_size {
+            missing.push("IORING_SETUP_CQSIZE");
+        }
+        (!missing.is_empty()).then(|| format!("io_uring ring without {}", missing.join(", ")))
     }
 
     /// Issue the generator's I/Os, keeping `iodepth` in flight, until it is done, the
@@ -193,10 +200,14 @@ impl UringEngine {
         }
     }
 
-    /// Queues the generator's next I/Os until `iodepth` are in flight. They all get one
-    /// submit time: they reach the kernel in the same syscall.
+    /// Queues the generator's next I/Os until `iodepth` are in flight, in one batch of
+    /// the ring (one submission-queue update); the wait that follows submits them in one
+    /// syscall, as fio does with `iodepth_batch_submit = iodepth`. They all get one
+    /// submit time, read once.
     fn fill(&mut self, io: &mut CloneIo<'_>, gen: &mut OffsetGen, f: &mut Flight) {
+        let len = self.bs as u32;
         self.just_queued.clear();
+        let mut batch = self.ring.batch();
         while f.inflight < self.depth {
             let Some((direction, offset)) = gen.next_io() else {
                 f.exhausted = true;
@@ -205,21 +216,48 @@ impl UringEngine {
             if gen.take_wrapped() {
                 io.new_pass();
             }
-            let slot = self.free.pop().expect("a free slot while below iodepth");
-            if let Err(e) = self.queue(io, slot, direction, offset) {
-                self.free.push(slot);
-                f.failure = Some(e);
-                break;
-            }
-            self.slots[slot as usize].direction = direction;
-            self.slots[slot as usize].offset = offset;
+            let pushed = match direction {
+                Direction::Read => batch.push_read(POOL_0, offset, len),
+                Direction::Write => batch.push_write(self.write_pool, offset, len, |block| {
+                    io.writer.prepare(block, offset)
+                }),
+            };
+            let slot = match pushed {
+                Ok(slot) => slot,
+                Err(e) => {
+                    f.failure = Some(anyhow!("job '{}': io_uring engine: {e}", io.name));
+                    break;
+                }
+            };
+            self.slots[slot].direction = direction;
+            self.slots[slot].offset = offset;
             self.just_queued.push(slot);
             f.inflight += 1;
         }
-        let now = Instant::now();
+        drop(batch);
+        let now = self.epoch.elapsed().as_nanos() as u64;
         for &slot in &self.just_queued {
-            self.slots[slot as usize].submitted = now;
+            self.slots[slot].submitted_ns = now;
         }
+    }
+
+    fn submit_failed(
+        &self,
+        io: &CloneIo<'_>,
+        inflight: usize,
+        e: &std::io::Error,
+    ) -> anyhow::Error {
+        IoFailure::new(
+            IoOp::Submit {
+                in_flight: inflight,
+            },
+            None,
+            0,
+            io.path,
+            io.name,
+        )
+        .errno(e)
+        .into()
     }
 
     /// Submits what is queued and waits for one completion. `Ok(false)`: interrupted by
@@ -229,35 +267,23 @@ impl UringEngine {
             Ok(_) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(false),
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(true),
-            Err(e) => {
-                // Cannot reap: the ring keeps its buffers until the kernel is done
-                // with them (its drop waits, or leaks them if it cannot).
-                Err(IoFailure::new(
-                    IoOp::Submit {
-                        in_flight: inflight,
-                    },
-                    None,
-                    0,
-                    io.path,
-                    io.name,
-                )
-                .errno(&e)
-                .into())
-            }
+            // Cannot reap: the ring keeps its buffers until the kernel is done with them
+            // (its drop waits, or leaks them if it cannot).
+            Err(e) => Err(self.submit_failed(io, inflight, &e)),
         }
     }
 
-    /// Takes every completion the kernel has posted: frees its slot, records its latency
-    /// (from its submit batch to `done`), checks reads and counts writes toward fsync;
-    /// the first error or short I/O becomes the run's failure.
+    /// Takes every completion the kernel has posted: records its latency (from its
+    /// submit batch to `done`), checks reads and counts writes toward fsync; the first error or
+    /// short I/O becomes the run's failure. `done` is converted once for all of them.
     fn reap(&mut self, io: &mut CloneIo<'_>, rec: &mut Recorder, f: &mut Flight, done: Instant) {
         let bs = self.bs as u64;
         let slots = &self.slots;
-        let free = &mut self.free;
+        let done_ns = done.saturating_duration_since(self.epoch).as_nanos() as u64;
+        // None: during ramp_time, not recorded.
+        let measured_ns = rec.since_start(done);
         self.ring.reap(|c, buf| {
-            let slot = c.user_data as u16;
-            let s = slots[slot as usize];
-            free.push(slot);
+            let s = slots[c.slot];
             f.inflight -= 1;
             let res = c.result;
             if res < 0 {
@@ -276,12 +302,14 @@ impl UringEngine {
                 }
                 return;
             }
-            rec.record(
-                s.direction,
-                bs,
-                (done - s.submitted).as_nanos() as u64,
-                done,
-            );
+            if let Some(at_ns) = measured_ns {
+                rec.record_at(
+                    s.direction,
+                    bs,
+                    done_ns.saturating_sub(s.submitted_ns),
+                    at_ns,
+                );
+            }
             match s.direction {
                 Direction::Read => {
                     if io.checker.enabled {
