@@ -1,11 +1,7 @@
 use super::*;
-use crate::workload::spec::WorkloadSpec;
 
 fn job(text: &str) -> JobSpec {
-    let w: WorkloadSpec =
-        toml::from_str(&format!("name = \"w\"\n[[job]]\nname = \"j\"\n{text}\n")).unwrap();
-    w.validate().unwrap();
-    w.job[0].clone()
+    crate::workload::spec::test_job(text).unwrap()
 }
 
 #[test]

@@ -286,6 +286,16 @@ impl JobSpec {
     }
 }
 
+/// Tests: the job `text` (TOML keys of one `[[job]]` named "j") of a workload named "w",
+/// validated.
+#[cfg(test)]
+pub(crate) fn test_job(text: &str) -> Result<JobSpec> {
+    let w: WorkloadSpec =
+        toml::from_str(&format!("name = \"w\"\n[[job]]\nname = \"j\"\n{text}\n"))?;
+    w.validate()?;
+    Ok(w.job[0].clone())
+}
+
 /// Serde helpers for `runtime = "30s"` or `runtime = 30` (seconds).
 pub mod serde_duration {
     use serde::{de, Deserialize, Deserializer, Serializer};

@@ -134,12 +134,7 @@ impl WorkloadSpec {
 mod tests {
     use super::*;
 
-    fn job(text: &str) -> Result<JobSpec> {
-        let w: WorkloadSpec =
-            toml::from_str(&format!("name = \"w\"\n[[job]]\nname = \"j\"\n{text}\n"))?;
-        w.validate()?;
-        Ok(w.job[0].clone())
-    }
+    use crate::workload::spec::test_job as job;
 
     #[test]
     fn packed_values() {
