@@ -206,14 +206,15 @@ fn keep_runs<T: Serialize + DeserializeOwned>(
     std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
 }
 
-/// The first line of a file, without its newline.
+/// The first line of a file, without its newline (read alone, not the whole file).
 fn first_line(path: &Path) -> Result<Vec<u8>> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(bytes
-        .split(|&b| b == b'\n')
-        .next()
-        .unwrap_or_default()
-        .to_vec())
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(file)
+        .read_until(b'\n', &mut line)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(line_one(&line).to_vec())
 }
 
 /// The header line this mmcab writes above rows like `row`, without its newline.
@@ -221,11 +222,12 @@ fn header_of<T: Serialize>(row: &T) -> Result<Vec<u8>> {
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.serialize(row).context("encoding CSV")?;
     let bytes = csv.into_inner().context("encoding CSV")?;
-    Ok(bytes
-        .split(|&b| b == b'\n')
-        .next()
-        .unwrap_or_default()
-        .to_vec())
+    Ok(line_one(&bytes).to_vec())
+}
+
+/// The bytes before the first newline.
+fn line_one(bytes: &[u8]) -> &[u8] {
+    bytes.split(|&b| b == b'\n').next().unwrap_or_default()
 }
 
 #[cfg(test)]
