@@ -4,7 +4,7 @@
 //! that `mmcab report DIR` renders again.
 
 use super::output::Output;
-use crate::probe::align::{AlignOptions, AlignRow};
+use crate::probe::align::{self, AlignEvent, AlignOptions};
 use crate::probe::flashbench;
 use crate::probe::measure::{self, OpenAuEvent};
 use crate::probe::open_au::{OpenAuOptions, Units, DEFAULT_MAX_NR};
@@ -160,17 +160,29 @@ pub fn align(args: &AlignArgs, out: &Output) -> Result<ExitCode> {
         opts.tries
     ));
     let quiet = args.common.quiet;
-    let rec = measure::run_align(&args.device, &opts, &mut |r: &AlignRow| {
-        if !quiet {
-            out.line(&format!(
-                "align {}\tpre {}\ton {}\tpost {}\tdiff {}",
-                r.align,
-                time(r.pre_ns),
-                time(r.on_ns),
-                time(r.post_ns),
-                time(r.diff_ns)
-            ));
+    let rec = measure::run_align(&args.device, &opts, &mut |e: AlignEvent| {
+        if quiet {
+            return;
         }
+        let (r, again) = match e {
+            AlignEvent::Row(r) => (r, String::new()),
+            AlignEvent::Again(r) => (
+                r,
+                format!(
+                    "\t(measured again, {}x: its reads were over {}x the others')",
+                    r.remeasured,
+                    align::DISTURBED
+                ),
+            ),
+        };
+        out.line(&format!(
+            "align {}\tpre {}\ton {}\tpost {}\tdiff {}{again}",
+            r.align,
+            time(r.pre_ns),
+            time(r.on_ns),
+            time(r.post_ns),
+            time(r.diff_ns)
+        ));
     })?;
     out.note(&format!("scheduling: {}", rec.scheduling));
     finish(out, &dir, &rec, published)

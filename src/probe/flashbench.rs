@@ -220,6 +220,7 @@ fn align_run(command: &str, args: &[&str], out: &[&str]) -> Result<PublishedAlig
             // As printed (flashbench computed it from unrounded times).
             diff_ns: diff,
             reliable: r1 && r2 && r3 && r4 && timed,
+            remeasured: 0,
         });
     }
     if rows.is_empty() {

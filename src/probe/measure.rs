@@ -1,7 +1,7 @@
 //! The probes against a device: open it, describe it, raise the thread to SCHED_FIFO,
 //! time, and return the record.
 
-use super::align::{self, AlignOptions, AlignRow};
+use super::align::{self, AlignEvent, AlignOptions};
 use super::device::{ProbeDevice, Realtime};
 use super::flashbench::Published;
 use super::geometry::Geometry;
@@ -50,11 +50,11 @@ fn record(kind: ProbeKind, path: &Path, scheduling: String) -> ProbeRecord {
     }
 }
 
-/// `mmcab probe align`: read-only. `row` sees each line as it is measured.
+/// `mmcab probe align`: read-only. `event` sees each line as it is measured.
 pub fn run_align(
     path: &Path,
     opts: &AlignOptions,
-    row: &mut dyn FnMut(&AlignRow),
+    event: &mut dyn FnMut(AlignEvent),
 ) -> Result<ProbeRecord> {
     opts.validate()?;
     let mut dev = ProbeDevice::open_read(path, opts.blocksize)?;
@@ -70,7 +70,7 @@ pub fn run_align(
     let rt = Realtime::enter();
     let mut rec = record(ProbeKind::Align, path, rt.note.clone());
     let size = dev.size_bytes;
-    rec.align = align::measure(&mut dev, size, opts, row)?;
+    rec.align = align::measure(&mut dev, size, opts, event)?;
     rec.align_options = Some(*opts);
     Ok(rec)
 }

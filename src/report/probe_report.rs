@@ -95,17 +95,20 @@ fn estimate_lines(out: &mut String, e: &Estimate) {
 fn align_table(out: &mut String, r: &ProbeRecord) {
     let untimed =
         |row: &&align::AlignRow| row.pre_ns <= 0.0 || row.on_ns <= 0.0 || row.post_ns <= 0.0;
+    let slow = align::disturbed(&r.align);
     out.push_str(&format!(
         "  {:>10} {:>10} {:>10} {:>10} {:>10}\n",
         "align", "pre", "on", "post", "diff"
     ));
-    for row in &r.align {
-        let flag = if row.reliable {
-            ""
-        } else if untimed(&row) {
+    for (row, slow) in r.align.iter().zip(&slow) {
+        let flag = if !row.reliable && untimed(&row) {
             " (no time)"
-        } else {
+        } else if !row.reliable {
             " (cut off)"
+        } else if *slow {
+            " (slow)"
+        } else {
+            ""
         };
         out.push_str(&format!(
             "  {:>10} {:>10} {:>10} {:>10} {:>10}{flag}\n",
@@ -119,10 +122,17 @@ fn align_table(out: &mut String, r: &ProbeRecord) {
     let bad: Vec<&align::AlignRow> = r.align.iter().filter(|row| !row.reliable).collect();
     let mut legend = Vec::new();
     if bad.iter().any(|row| !untimed(row)) {
-        legend.push("cut off: a negative diff flashbench printed cut to 7 bytes");
+        legend.push("cut off: a negative diff flashbench printed cut to 7 bytes".to_string());
     }
     if bad.iter().any(untimed) {
-        legend.push("no time: a time of 0, no measurement");
+        legend.push("no time: a time of 0, no measurement".to_string());
+    }
+    if slow.contains(&true) {
+        legend.push(format!(
+            "slow: plain reads over {}x the lower quartile of the others', a disturbance \
+             rather than the flash",
+            align::DISTURBED
+        ));
     }
     if !legend.is_empty() {
         wrap(
@@ -132,6 +142,25 @@ fn align_table(out: &mut String, r: &ProbeRecord) {
             &format!(
                 "({}; left out of the estimate and the chart)",
                 legend.join("; ")
+            ),
+        );
+    }
+    let again: Vec<String> = r
+        .align
+        .iter()
+        .filter(|row| row.remeasured > 0)
+        .map(|row| format!("{} ({}x)", format_size(row.align), row.remeasured))
+        .collect();
+    if !again.is_empty() {
+        wrap(
+            out,
+            2,
+            3,
+            &format!(
+                "(measured again, after the first pass, because their plain reads were over \
+                 {}x the others', keeping the faster: {})",
+                align::DISTURBED,
+                again.join(", ")
             ),
         );
     }

@@ -53,3 +53,25 @@ fn confidence_words_are_said() {
     let t = boundary_text("Erase block", &b, 985_000.0);
     assert!(t.starts_with("Erase block: 2MiB (high confidence)"), "{t}");
 }
+
+/// Disturbed rows are flagged "(slow)" and left out; rows measured again are listed.
+#[test]
+fn slow_and_remeasured_rows_are_said() {
+    let text = "$ ./flashbench -a /dev/sda align 131072 pre 40us on 45us post 40us diff 5us \
+        align 65536 pre 10us on 10us post 10us diff 0ns \
+        align 32768 pre 10us on 10us post 10us diff 0ns \
+        align 16384 pre 10us on 10us post 10us diff 0ns \
+        align 8192 pre 10us on 10us post 10us diff 0ns\n";
+    let mut records = published_records(&flashbench::parse(text).unwrap());
+    records[0].align[0].remeasured = 3;
+    records[0].align[1].remeasured = 1;
+    let t = render(&records[0], &[]);
+    assert!(t.contains("5us (slow)"), "{t}");
+    assert!(t.contains("slow: plain reads over 2x"), "{t}");
+    assert!(
+        t.contains("keeping the faster: 128KiB (3x), 64KiB (1x))"),
+        "{t}"
+    );
+    assert!(t.contains("Erase block: none"), "{t}");
+    assert!(t.lines().all(|l| l.len() <= MAX_COLUMNS), "{t}");
+}

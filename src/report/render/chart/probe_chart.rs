@@ -19,11 +19,13 @@ fn who(record: &ProbeRecord) -> String {
 }
 
 fn align_panel(record: &ProbeRecord, first: bool) -> LinePanel {
+    let slow = align::disturbed(&record.align);
     let mut points: Vec<(f64, f64)> = record
         .align
         .iter()
-        .filter(|r| r.reliable)
-        .map(|r| (r.align as f64, r.diff_ns / 1e3))
+        .zip(slow)
+        .filter(|(r, slow)| r.reliable && !slow)
+        .map(|(r, _)| (r.align as f64, r.diff_ns / 1e3))
         .collect();
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
     let est = align::estimate(&record.align);
