@@ -183,18 +183,19 @@ pub fn debugfs_mount_point() -> Option<PathBuf> {
     })
 }
 
-/// Makes sure debugfs is mounted and returns its mount point: mounts it read-only at
+/// Makes sure debugfs is mounted and returns its mount point: mounts it at
 /// /sys/kernel/debug if it is not mounted (needs root), or says how.
 ///
-/// Read-only is enough for `info`; knobs that write debugfs files (host `caps`) need it
-/// read-write (`mount -o remount,rw /sys/kernel/debug`).
+/// Read-write (nosuid, nodev, noexec), as systemd mounts it: the host `caps` knob writes
+/// a debugfs file, and a read-only mount made by `info` would make a later knob run
+/// fail with "debugfs is mounted read-only". debugfs files that only root may write
+/// stay so; mounting it writes nothing.
 pub fn ensure_debugfs() -> Result<PathBuf> {
     if let Some(p) = debugfs_mount_point() {
         return Ok(p);
     }
     let target = Path::new(DEBUGFS_DEFAULT);
-    let flags = nix::mount::MsFlags::MS_RDONLY
-        | nix::mount::MsFlags::MS_NOSUID
+    let flags = nix::mount::MsFlags::MS_NOSUID
         | nix::mount::MsFlags::MS_NODEV
         | nix::mount::MsFlags::MS_NOEXEC;
     nix::mount::mount(
@@ -207,7 +208,7 @@ pub fn ensure_debugfs() -> Result<PathBuf> {
     .map_err(|e| {
         anyhow::anyhow!(
             "debugfs is not mounted and mounting it at {} failed ({e}): as root run \
-             `mount -t debugfs -o ro none {}` (kernel needs CONFIG_DEBUG_FS)",
+             `mount -t debugfs none {}` (kernel needs CONFIG_DEBUG_FS)",
             target.display(),
             target.display()
         )
