@@ -749,3 +749,78 @@ time_based = true
     assert_eq!(r["bytes_per_second"].as_array().unwrap().len(), 1);
     assert!(u(&r["ops"]) > 0);
 }
+
+/// A device that holds data (here a filesystem nobody mounted, then a partition table
+/// the kernel read) is refused for writes with --allow-write alone, naming what is
+/// there and the flag; nothing is written. --overwrite-data lets the run go on.
+#[test]
+#[ignore = "needs root: loop devices"]
+fn writes_over_data_need_overwrite_data() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "name = \"p\"\n[[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"w\"\nrw = \"write\"\nsize = \"1M\"\n",
+    );
+    let p = plan.to_str().unwrap();
+    let ext4 = LoopDevice::new(16 * MIB);
+    assert!(Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&ext4.dev)
+        .status()
+        .unwrap()
+        .success());
+    let dev = ext4.dev.to_str().unwrap();
+    let before = ext4.contents();
+    let out = mmcab(&["run", p, "--device", dev, "--allow-write"]);
+    assert_eq!(out.status.code(), Some(1), "a refusal");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("refusing to write to {dev}"))
+            && err.contains("an ext2/3/4 filesystem")
+            && err.contains("--overwrite-data")
+            && err.contains("wipefs -a"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(ext4.contents() == before, "nothing written");
+    let out = mmcab(&[
+        "run",
+        p,
+        "--device",
+        dev,
+        "--allow-write",
+        "--overwrite-data",
+        "--out",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ext4.contents() != before, "written with --overwrite-data");
+
+    let parted = LoopDevice::partitioned(16 * MIB, &[(2048, 8192), (10240, 22528)]);
+    let dev = parted.dev.to_str().unwrap();
+    let name = parted.name();
+    let out = mmcab(&[
+        "probe",
+        "open-au",
+        dev,
+        "--erase-size",
+        "1M",
+        "--allow-write",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("partitions {name}p1, {name}p2"))
+            && err.contains("an MBR partition table"),
+        "{err}"
+    );
+    let out = mmcab(&["run", p, "--device", dev, "--overwrite-data"]);
+    assert!(
+        !out.status.success(),
+        "--overwrite-data needs --allow-write"
+    );
+}

@@ -73,6 +73,10 @@ pub struct OpenAuArgs {
     /// Allow the writes (mounted or held devices are refused regardless)
     #[arg(long)]
     pub allow_write: bool,
+    /// With --allow-write: write even to a device that holds data (partitions, a partition
+    /// table or a filesystem), which is refused otherwise
+    #[arg(long, requires = "allow_write")]
+    pub overwrite_data: bool,
     #[command(flatten)]
     pub common: Common,
 }
@@ -203,6 +207,7 @@ pub fn open_au(args: &OpenAuArgs, out: &Output) -> Result<ExitCode> {
         random: args.random,
         units,
         allow_write: args.allow_write,
+        overwrite_data: args.overwrite_data,
     };
     let published = published_text(&args.common)?;
     let dir = out_dir(&args.common, ProbeKind::OpenAu, &args.device)?;

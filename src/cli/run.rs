@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// Allow writes to a block device (refused for mounted or held devices regardless)
     #[arg(long)]
     pub allow_write: bool,
+    /// With --allow-write: write even to a device that holds data (partitions, a partition
+    /// table or a filesystem), which is refused otherwise
+    #[arg(long, requires = "allow_write")]
+    pub overwrite_data: bool,
     /// Results directory (default: a new directory under results/)
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -121,6 +125,7 @@ impl From<&RunArgs> for RunOptions {
             plan: args.plan.clone(),
             device: args.device.clone(),
             allow_write: args.allow_write,
+            overwrite_data: args.overwrite_data,
             out: args.out.clone(),
             resume: args.resume.clone(),
             label: args.label.clone(),

@@ -6,7 +6,7 @@
 use super::align::ReadTimer;
 use super::open_au::{WriteTimer, PATTERN};
 use crate::aligned::AlignedBuf;
-use crate::workload::target::{Target, TargetKind};
+use crate::workload::target::{Target, TargetKind, Writes};
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -25,11 +25,11 @@ pub struct ProbeDevice {
 }
 
 impl ProbeDevice {
-    fn open(path: &Path, write: bool, allow_write: bool, buf_bytes: u64) -> Result<ProbeDevice> {
+    fn open(path: &Path, write: bool, writes: Writes, buf_bytes: u64) -> Result<ProbeDevice> {
         // Target::open refuses a device in use when writes are allowed, and holds it
         // with O_EXCL for as long as the probe runs; check_write refuses writes the
         // user did not allow.
-        let target = Target::open(path, allow_write)?;
+        let target = Target::open_with(path, writes)?;
         if target.kind != TargetKind::BlockDevice {
             bail!(
                 "{}: not a block device: mmcab probe times a whole device (/dev/mmcblkN, /dev/loopN)",
@@ -66,13 +66,14 @@ impl ProbeDevice {
 
     /// Open for reads of up to `max_read` bytes (read-only: any device, mounted or not).
     pub fn open_read(path: &Path, max_read: u64) -> Result<ProbeDevice> {
-        ProbeDevice::open(path, false, false, max_read)
+        ProbeDevice::open(path, false, Writes::No, max_read)
     }
 
-    /// Open for writes of up to `max_write` bytes: refused without `allow_write`
-    /// (`--allow-write`) and for a device in use (mounted, swap, holders).
-    pub fn open_write(path: &Path, max_write: u64, allow_write: bool) -> Result<ProbeDevice> {
-        ProbeDevice::open(path, true, allow_write, max_write)
+    /// Open for writes of up to `max_write` bytes: refused without `--allow-write`, for
+    /// a device in use (mounted, swap, holders) and, without `--overwrite-data`, for one
+    /// that holds data.
+    pub fn open_write(path: &Path, max_write: u64, writes: Writes) -> Result<ProbeDevice> {
+        ProbeDevice::open(path, true, writes, max_write)
     }
 
     fn check(&self, pos: u64, len: u64) -> Result<()> {

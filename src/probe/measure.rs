@@ -9,6 +9,7 @@ pub use super::open_au::OpenAuEvent;
 use super::open_au::{self, OpenAuOptions, Units};
 use super::record::{ProbeKind, ProbeRecord, PROBE_SCHEMA};
 use crate::units::format_size;
+use crate::workload::target::Writes;
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -93,7 +94,11 @@ pub fn run_open_au(
             format_size(opts.offset())
         );
     }
-    let mut dev = ProbeDevice::open_write(path, opts.erase_size, opts.allow_write)?;
+    let mut dev = ProbeDevice::open_write(
+        path,
+        opts.erase_size,
+        Writes::from_flags(opts.allow_write, opts.overwrite_data),
+    )?;
     let fit = opts.check(dev.size_bytes, dev.logical_block)?;
     let rt = Realtime::enter();
     let mut rec = record(ProbeKind::OpenAu, path, rt.note.clone());
@@ -185,6 +190,7 @@ mod tests {
             random: false,
             units: Units::Nr(5),
             allow_write: false,
+            overwrite_data: false,
         };
         let err = run_open_au(Path::new(NO_DEVICE), &opts, &mut |_| {})
             .unwrap_err()

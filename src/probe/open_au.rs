@@ -59,6 +59,9 @@ pub struct OpenAuOptions {
     /// before opening the device. Not recorded.
     #[serde(skip)]
     pub allow_write: bool,
+    /// `--overwrite-data`: even on a device that holds data. Not recorded.
+    #[serde(skip)]
+    pub overwrite_data: bool,
 }
 
 impl OpenAuOptions {

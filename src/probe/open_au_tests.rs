@@ -77,6 +77,7 @@ fn find_on_a_model_controller_counts_its_open_units() {
         random: false,
         units: Units::Find { max: 8 },
         allow_write: true,
+        overwrite_data: false,
     };
     let mut c = Controller {
         open: 3,
@@ -106,6 +107,7 @@ fn find_on_a_latency_bound_controller_does_not_stop_at_one_unit() {
         random: false,
         units: Units::Find { max: 8 },
         allow_write: true,
+        overwrite_data: false,
     };
     let mut c = Controller {
         open: 4,
@@ -138,6 +140,7 @@ fn options_are_checked_before_the_device_is_opened() {
         random: false,
         units: Units::Nr(5),
         allow_write: false,
+        overwrite_data: false,
     };
     ok.validate().unwrap();
     for (bad, word) in [
@@ -198,6 +201,7 @@ fn units_must_fit_on_the_device() {
         random: false,
         units: Units::Nr(6),
         allow_write: true,
+        overwrite_data: false,
     };
     assert_eq!(opts.offset(), 16 << 20);
     // 16 MiB + 5 x 48 MiB + 4 MiB = 260 MiB: not on 256 MiB, at most 5 units.

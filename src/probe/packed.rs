@@ -29,6 +29,7 @@ use crate::device::raw_access::RawAccess;
 use crate::evidence::sbc::{self, SbcVerdict};
 use crate::workload::ioctl::setup::packed_entries;
 use crate::workload::ioctl::Packed;
+use crate::workload::target::Writes;
 use crate::workload::Target;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
@@ -122,7 +123,16 @@ pub fn probe_packed(opts: &PackedProbeOptions, report: &dyn Fn(&str)) -> Result<
             opts.device.display()
         );
     }
-    let target = Target::open(&opts.device, opts.allow_write)?;
+    // The region is read first and put back after, at the offset the user names, so a
+    // device that holds data elsewhere is not refused for it (Writes::OverData).
+    let target = Target::open_with(
+        &opts.device,
+        if opts.allow_write {
+            Writes::OverData
+        } else {
+            Writes::No
+        },
+    )?;
     target.check_write("mmcab probe packed (one packed write, the region put back after)")?;
     access.check_writable()?;
     let sbc = sbc::decide_for(&access, opts.assume_cmd23_passthrough)?;

@@ -50,6 +50,9 @@ pub struct RunOptions {
     pub device: Option<PathBuf>,
     /// Writes to a block device are allowed (mounted or held devices are refused anyway).
     pub allow_write: bool,
+    /// ... even to one that holds data: partitions, a partition table or filesystem
+    /// signature (`--overwrite-data`, [`crate::workload::signatures`]).
+    pub overwrite_data: bool,
     /// Results directory of a recorded run (default: a new one under `results/`).
     pub out: Option<PathBuf>,
     /// Finish the interrupted run in this results directory.

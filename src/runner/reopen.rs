@@ -3,7 +3,7 @@
 //! handle would point at a disk that is gone. Opening it again re-checks everything
 //! [`Target::open`] checks (mounts, holders, swap; the exclusive handle for writes).
 
-use crate::workload::target::TargetKind;
+use crate::workload::target::{TargetKind, Writes};
 use crate::workload::Target;
 use anyhow::{bail, Context, Result};
 use std::os::unix::fs::FileTypeExt;
@@ -17,7 +17,7 @@ const COME_BACK: Duration = Duration::from_secs(10);
 pub struct TargetSlot {
     target: Option<Target>,
     path: PathBuf,
-    allow_write: bool,
+    writes: Writes,
     kind: TargetKind,
     come_back: Duration,
 }
@@ -26,7 +26,7 @@ impl TargetSlot {
     pub fn new(target: Target) -> TargetSlot {
         TargetSlot {
             path: target.path.clone(),
-            allow_write: target.allow_write,
+            writes: Writes::from_flags(target.allow_write, target.overwrite_data),
             kind: target.kind,
             come_back: COME_BACK,
             target: Some(target),
@@ -46,7 +46,7 @@ impl TargetSlot {
 
     /// `--allow-write`, which the target was opened with.
     pub fn allow_write(&self) -> bool {
-        self.allow_write
+        self.writes != Writes::No
     }
 
     /// What shows that the open target's disk is gone ([`Target::vanished`]); None
@@ -78,7 +78,7 @@ impl TargetSlot {
             }
         }
         if self.target.is_none() {
-            let target = Target::open(&self.path, self.allow_write).with_context(|| {
+            let target = Target::open_with(&self.path, self.writes).with_context(|| {
                 format!(
                     "opening {} again after its block driver was rebound",
                     self.path.display()

@@ -21,6 +21,7 @@ use crate::evidence::Collector;
 use crate::knob::guard::{GuardReport, KnobGuard, KnobsNotRestored};
 use crate::knob::Knob;
 use crate::plan::matrix::Slot;
+use crate::workload::target::Writes;
 use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, IoFailure, Target};
 use crate::workload::{WorkloadResult, WorkloadSpec};
 use anyhow::{Context, Result};
@@ -102,7 +103,10 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         super::identity::check_same_device(meta, &observer, writer.dir(), opts.force)?;
     }
     let KnobPlan { knobs, wanted } = knobs::plan(session, &observer, opts.force)?;
-    let target = Target::open(&session.target, opts.allow_write)?;
+    let target = Target::open_with(
+        &session.target,
+        Writes::from_flags(opts.allow_write, opts.overwrite_data),
+    )?;
     let engine = EngineOptions {
         scale_down: session.scale_down.unwrap_or(1),
         seed: session.seed,

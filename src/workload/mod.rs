@@ -20,6 +20,7 @@ pub mod measure;
 pub mod measured;
 pub mod offsets;
 pub mod result;
+pub mod signatures;
 pub mod spec;
 pub mod sync;
 pub mod target;

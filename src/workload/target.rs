@@ -4,8 +4,11 @@
 //!
 //! Safety lives here: writes to a block device need `--allow-write`, and a block device
 //! that is mounted, has a mounted partition, is used as swap or has holders (device
-//! mapper, md, ...) is refused for writes even then, naming the mount. While writes are
-//! allowed, an O_EXCL handle is held so nobody mounts the device during the run.
+//! mapper, md, ...) is refused for writes even then, naming the mount. A device that
+//! holds data (partitions, a partition table or filesystem signature, see
+//! [`super::signatures`]) is refused for writes unless `--overwrite-data` is given too.
+//! While writes are allowed, an O_EXCL handle is held so nobody mounts the device
+//! during the run.
 
 use crate::device::sysfs::read_trimmed;
 use anyhow::{bail, Context, Result};
@@ -22,6 +25,30 @@ pub enum TargetKind {
     Directory,
 }
 
+/// What the user allowed on a block device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Writes {
+    /// No writes (no `--allow-write`).
+    #[default]
+    No,
+    /// `--allow-write`: writes to a device that holds no data (no partitions, no
+    /// signature at its start).
+    Allowed,
+    /// `--allow-write --overwrite-data`: writes even over data.
+    OverData,
+}
+
+impl Writes {
+    /// From the two command-line flags.
+    pub fn from_flags(allow_write: bool, overwrite_data: bool) -> Writes {
+        match (allow_write, overwrite_data) {
+            (false, _) => Writes::No,
+            (true, false) => Writes::Allowed,
+            (true, true) => Writes::OverData,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Target {
     pub path: PathBuf,
@@ -32,6 +59,8 @@ pub struct Target {
     /// O_DIRECT offsets, lengths and buffers must be multiples of.
     pub logical_block_bytes: u64,
     pub allow_write: bool,
+    /// `--overwrite-data`: the data found on the device may go.
+    pub overwrite_data: bool,
     /// For a block device in use (mounted, swap, holders): what uses it.
     pub in_use: Option<String>,
     /// For a block device: `major:minor`, as /sys/dev/block names it.
@@ -43,18 +72,28 @@ pub struct Target {
 
 impl Target {
     /// Open a target from a user path. `allow_write` is `--allow-write`: without it no
-    /// job may write to a block device; with it, a device in use is refused.
+    /// job may write to a block device; with it, a device in use or holding data is
+    /// refused.
     pub fn open(path: &Path, allow_write: bool) -> Result<Target> {
+        Self::open_with(path, Writes::from_flags(allow_write, false))
+    }
+
+    /// [`Target::open`] with what the user allowed ([`Writes`]).
+    pub fn open_with(path: &Path, writes: Writes) -> Result<Target> {
+        let allow_write = writes != Writes::No;
+        let overwrite_data = writes == Writes::OverData;
         let meta = match fs::metadata(path) {
             Ok(m) => m,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Self::new_file(path, allow_write),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Self::new_file(path, allow_write, overwrite_data)
+            }
             Err(e) => {
                 return Err(e).with_context(|| format!("cannot stat target {}", path.display()))
             }
         };
         let ft = meta.file_type();
         if ft.is_block_device() {
-            Self::block_device(path, meta.rdev(), allow_write)
+            Self::block_device(path, meta.rdev(), writes)
         } else if ft.is_dir() {
             Ok(Target {
                 path: path.to_path_buf(),
@@ -62,6 +101,7 @@ impl Target {
                 size_bytes: 0,
                 logical_block_bytes: fs_logical_block_bytes(meta.dev()),
                 allow_write,
+                overwrite_data,
                 in_use: None,
                 devno: None,
                 ioctl: Default::default(),
@@ -74,6 +114,7 @@ impl Target {
                 size_bytes: meta.len(),
                 logical_block_bytes: fs_logical_block_bytes(meta.dev()),
                 allow_write,
+                overwrite_data,
                 in_use: None,
                 devno: None,
                 ioctl: Default::default(),
@@ -87,7 +128,7 @@ impl Target {
         }
     }
 
-    fn new_file(path: &Path, allow_write: bool) -> Result<Target> {
+    fn new_file(path: &Path, allow_write: bool, overwrite_data: bool) -> Result<Target> {
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -105,6 +146,7 @@ impl Target {
             size_bytes: 0,
             logical_block_bytes: fs_logical_block_bytes(meta.dev()),
             allow_write,
+            overwrite_data,
             in_use: None,
             devno: None,
             ioctl: Default::default(),
@@ -112,7 +154,8 @@ impl Target {
         })
     }
 
-    fn block_device(path: &Path, rdev: u64, allow_write: bool) -> Result<Target> {
+    fn block_device(path: &Path, rdev: u64, writes: Writes) -> Result<Target> {
+        let allow_write = writes != Writes::No;
         let devno = devno(rdev);
         let sys = fs::canonicalize(format!("/sys/dev/block/{devno}"))
             .with_context(|| format!("{}: no /sys/dev/block/{devno}", path.display()))?;
@@ -130,6 +173,17 @@ impl Target {
                     path.display()
                 );
             }
+            if writes == Writes::Allowed {
+                if let Some(data) = super::signatures::data_on(path, &sys) {
+                    bail!(
+                        "refusing to write to {}: it holds data ({data}) that the writes \
+                         would destroy; if it can go, add --overwrite-data (or wipe it first: \
+                         wipefs -a {}), else pick another device",
+                        path.display(),
+                        path.display()
+                    );
+                }
+            }
             let f = OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_EXCL)
@@ -143,6 +197,7 @@ impl Target {
             size_bytes: sectors * 512,
             logical_block_bytes,
             allow_write,
+            overwrite_data: writes == Writes::OverData,
             in_use,
             devno: Some(devno),
             ioctl: Default::default(),

@@ -22,6 +22,8 @@ pub struct LoopDevice {
     /// `/dev/loopN`.
     pub dev: PathBuf,
     backing: tempfile::NamedTempFile,
+    /// Partitions were added ([`LoopDevice::partitioned`]).
+    partitions: bool,
 }
 
 impl LoopDevice {
@@ -32,6 +34,37 @@ impl LoopDevice {
 
     /// `size_bytes`, every byte `fill`.
     pub fn filled(size_bytes: u64, fill: u8) -> LoopDevice {
+        LoopDevice::attach(LoopDevice::backing(size_bytes, fill))
+    }
+
+    /// `size_bytes` of zeros with an MBR partition table of Linux partitions
+    /// (`(first sector, sectors)` each, at most 4), attached with --partscan so the
+    /// kernel lists them (loopNp1 ...); they go when the device is detached.
+    pub fn partitioned(size_bytes: u64, parts: &[(u32, u32)]) -> LoopDevice {
+        assert!(parts.len() <= 4);
+        let backing = LoopDevice::backing(size_bytes, 0);
+        let mut mbr = [0u8; 512];
+        for (i, (start, sectors)) in parts.iter().enumerate() {
+            let e = &mut mbr[446 + 16 * i..446 + 16 * (i + 1)];
+            e[4] = 0x83;
+            e[8..12].copy_from_slice(&start.to_le_bytes());
+            e[12..16].copy_from_slice(&sectors.to_le_bytes());
+        }
+        mbr[510] = 0x55;
+        mbr[511] = 0xaa;
+        backing.as_file().write_all_at(&mbr, 0).unwrap();
+        let mut dev = LoopDevice::attach(backing);
+        let ok = Command::new("partx")
+            .arg("--add")
+            .arg(&dev.dev)
+            .status()
+            .expect("run partx (util-linux)");
+        assert!(ok.success(), "partx --add {} failed", dev.dev.display());
+        dev.partitions = true;
+        dev
+    }
+
+    fn backing(size_bytes: u64, fill: u8) -> tempfile::NamedTempFile {
         let backing = tempfile::Builder::new()
             .prefix("mmcab-test-loop.")
             .suffix(".img")
@@ -47,6 +80,10 @@ impl LoopDevice {
                 at += n as u64;
             }
         }
+        backing
+    }
+
+    fn attach(backing: tempfile::NamedTempFile) -> LoopDevice {
         let out = Command::new("losetup")
             .args(["--find", "--show"])
             .arg(backing.path())
@@ -58,7 +95,11 @@ impl LoopDevice {
             String::from_utf8_lossy(&out.stderr)
         );
         let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        LoopDevice { dev, backing }
+        LoopDevice {
+            dev,
+            backing,
+            partitions: false,
+        }
     }
 
     /// The scratch file behind the device.
@@ -79,6 +120,12 @@ impl LoopDevice {
 
 impl Drop for LoopDevice {
     fn drop(&mut self) {
+        if self.partitions {
+            let _ = Command::new("partx")
+                .arg("--delete")
+                .arg(&self.dev)
+                .status();
+        }
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
     }
 }
