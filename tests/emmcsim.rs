@@ -300,6 +300,7 @@ fn linux_7_info_probe_fault_engines_and_packed_plan_on_the_sim_card() {
         "0",
         "probe packed\n{err}\n{ctx}"
     );
+    assert_eq!(probe["schema"], 1, "probe packed --json: {probe}");
     assert_eq!(probe["passed"], true, "probe packed: {probe}\n{ctx}");
     assert_eq!(probe["max_packed_writes"], 63, "{ctx}");
     let blocks = probe["blocks"].as_array().unwrap();

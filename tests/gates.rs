@@ -358,3 +358,24 @@ fn baseline_store_per_device_identity() {
     assert_eq!(code(&out), 1, "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no baseline for this device"));
 }
+
+/// `calibrate --json`: the schema, where it was written, and the calibration itself
+/// (the same document as the file).
+#[test]
+fn calibrate_json_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = boots(tmp.path(), "aa", 1.0);
+    let file = tmp.path().join("cal.json");
+    let mut args = vec!["calibrate"];
+    args.extend(dirs.iter().map(|d| path(d)));
+    args.extend(["--out", path(&file), "--json"]);
+    let out = mmcab(&args);
+    assert_eq!(code(&out), 0, "{}", describe(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["written_to"], path(&file));
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["calibration"], stored);
+    assert_eq!(v["calibration"]["boots"].as_array().unwrap().len(), 3);
+}

@@ -213,6 +213,45 @@ fn on_a_loop_device_no_boundary_and_no_collapse() {
     assert!(data[16 << 20..17 << 20].iter().all(|&b| b == 0x5a));
     assert!(data[17 << 20..28 << 20].iter().all(|&b| b == 0));
     assert!(data[41 << 20..].iter().all(|&b| b == 0));
+
+    // --json: the record as probe.json holds it, and the estimate.
+    let j = tmp.path().join("align-json");
+    let stdout = ok(mmcab(&[
+        "probe",
+        "align",
+        dev.dev.to_str().unwrap(),
+        "--count",
+        "2",
+        "--quiet",
+        "--json",
+        "--out",
+        j.to_str().unwrap(),
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON on stdout");
+    assert_eq!(v["schema"], 1, "{v}");
+    assert_eq!(v["dir"], j.to_str().unwrap());
+    assert_eq!(v["record"], probe_json(&j));
+    assert_eq!(v["estimate"]["erase_block"]["confidence"], "none", "{v}");
+    let j = tmp.path().join("open-au-json");
+    let stdout = ok(mmcab(&[
+        "probe",
+        "open-au",
+        dev.dev.to_str().unwrap(),
+        "--erase-size",
+        "1M",
+        "--blocksize",
+        "256k",
+        "--nr",
+        "2",
+        "--allow-write",
+        "--json",
+        "--out",
+        j.to_str().unwrap(),
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON on stdout");
+    assert_eq!(v["schema"], 1, "{v}");
+    assert_eq!(v["record"], probe_json(&j));
+    assert_eq!(v["estimate"][0]["random"], false, "{v}");
 }
 
 /// The emulated eMMC has no flash timing: probe align claims no boundary, and says so

@@ -32,7 +32,13 @@ pub struct CalibrateArgs {
     /// $XDG_DATA_HOME/mmcab/calibration, else ~/.local/share/mmcab/calibration)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print the calibration as JSON (`{"schema", "written_to", "calibration"}`)
+    #[arg(long)]
+    pub json: bool,
 }
+
+/// Version of `mmcab calibrate --json`.
+pub const CALIBRATE_JSON_SCHEMA: u32 = 1;
 
 /// Where calibrations are stored and looked up: `$MMCAB_CALIBRATION_DIR`, else
 /// `$XDG_DATA_HOME/mmcab/calibration`, else `$HOME/.local/share/mmcab/calibration`.
@@ -50,7 +56,15 @@ pub fn store_dir() -> Option<PathBuf> {
 pub fn execute(args: &CalibrateArgs, out: &Output) -> Result<ExitCode> {
     let (path, cal) =
         crate::report::calibrate(&args.dirs, args.out.as_deref(), store_dir().as_deref())?;
-    out.print(&table(&cal))?;
+    if args.json {
+        out.json(&serde_json::json!({
+            "schema": CALIBRATE_JSON_SCHEMA,
+            "written_to": path,
+            "calibration": cal,
+        }))?;
+    } else {
+        out.print(&table(&cal))?;
+    }
     out.line(&format!(
         "mmcab: calibration written to {}; mmcab compare uses it for single-boot \
          comparisons of this device and plan",

@@ -87,7 +87,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(a) => (a.quiet, a.json),
         Command::Report(a) => (false, a.output.format() == gates::Format::Json),
         Command::Compare(a) => (false, a.output.format() == gates::Format::Json),
-        Command::Calibrate(_) | Command::Export(_) => (false, false),
+        Command::Calibrate(a) => (false, a.json),
+        Command::Export(_) => (false, false),
         Command::Completions(_) | Command::Man(_) => (false, false),
         Command::Probe(a) => (a.quiet(), a.json()),
     };

@@ -15,6 +15,14 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+/// A JSON document with its schema number first and the body's keys beside it.
+#[derive(Serialize)]
+pub struct Versioned<'a, T: Serialize> {
+    pub schema: u32,
+    #[serde(flatten)]
+    pub body: &'a T,
+}
+
 pub struct Output {
     /// `--quiet`: no progress and no notes (warnings and errors still show).
     quiet: bool,

@@ -32,7 +32,8 @@ impl ProbeArgs {
     pub fn json(&self) -> bool {
         match &self.what {
             ProbeCommand::Packed(a) => a.json,
-            ProbeCommand::Align(_) | ProbeCommand::OpenAu(_) => false,
+            ProbeCommand::Align(a) => a.common.json,
+            ProbeCommand::OpenAu(a) => a.common.json,
         }
     }
 

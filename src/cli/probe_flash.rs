@@ -7,7 +7,7 @@ use super::output::Output;
 use crate::probe::align::{self, AlignEvent, AlignOptions};
 use crate::probe::flashbench;
 use crate::probe::measure::{self, OpenAuEvent};
-use crate::probe::open_au::{OpenAuOptions, Units, DEFAULT_MAX_NR};
+use crate::probe::open_au::{self, OpenAuOptions, Units, DEFAULT_MAX_NR};
 use crate::probe::record::{self, ProbeKind, ProbeRecord, PUBLISHED_TXT};
 use crate::report::probe_report::time;
 use crate::units::{format_size, parse_size};
@@ -29,7 +29,15 @@ pub struct Common {
     /// Do not show each line as it is measured
     #[arg(long)]
     pub quiet: bool,
+    /// Print the record and the estimate as JSON instead of the mail text (which is
+    /// still written to report.txt)
+    #[arg(long)]
+    pub json: bool,
 }
+
+/// Version of `mmcab probe align|open-au --json`: `{"schema", "dir", "record" (as
+/// probe.json), "estimate"}`.
+pub const PROBE_JSON_SCHEMA: u32 = 1;
 
 #[derive(Debug, Args)]
 pub struct AlignArgs {
@@ -136,7 +144,25 @@ fn finish(
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let mail = crate::report::probe_report::write(dir, rec)?;
-    out.print(&mail)?;
+    if out.json_mode() {
+        let estimate = match rec.kind {
+            ProbeKind::Align => serde_json::to_value(align::estimate(&rec.align))?,
+            ProbeKind::OpenAu => serde_json::to_value(
+                [false, true]
+                    .iter()
+                    .filter_map(|&random| open_au::estimate(&rec.open_au, random))
+                    .collect::<Vec<_>>(),
+            )?,
+        };
+        out.json(&serde_json::json!({
+            "schema": PROBE_JSON_SCHEMA,
+            "dir": dir,
+            "record": rec,
+            "estimate": estimate,
+        }))?;
+    } else {
+        out.print(&mail)?;
+    }
     out.line(&format!(
         "mmcab: probe written to {}/ ({}, {}, {})",
         dir.display(),

@@ -1,6 +1,6 @@
 //! `mmcab probe packed DEVICE --allow-write [--offset N] [--entries N] [--json]`.
 
-use super::output::Output;
+use super::output::{Output, Versioned};
 use crate::probe::packed::{probe_packed, PackedProbeOptions, PackedProbeReport, ProbeNotRestored};
 use crate::runner::signals::Interrupts;
 use crate::units::parse_size;
@@ -9,6 +9,9 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+
+/// Version of `mmcab probe packed --json` (the report's keys beside `schema`).
+pub const PACKED_JSON_SCHEMA: u32 = 1;
 
 /// Exit status when the card did not execute the packed write as sent.
 pub const EXIT_PROBE_FAILED: u8 = 3;
@@ -59,7 +62,10 @@ pub fn execute(args: &PackedArgs, out: &Arc<Output>) -> Result<ExitCode> {
         &|failed| out.warn(failed),
     )?;
     if args.json {
-        out.json(&report)?;
+        out.json(&Versioned {
+            schema: PACKED_JSON_SCHEMA,
+            body: &report,
+        })?;
     } else {
         out.print(&render(&report))?;
     }
