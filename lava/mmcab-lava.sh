@@ -66,6 +66,26 @@ check mmcab-info info
 # evaluated here as shell words, on the board, so that $(uname -r) names the running
 # kernel and quotes group words.
 eval "set -- $RUN_ARGS" || { case_result mmcab-run-args fail; exit 0; }
+
+# A gate without a baseline compares the plan's configs with each other: a plan with one
+# config (dd-bus-width.toml) has nothing to compare, so the gate is refused here, before
+# the run, not after it with no test case at all. The count comes from the plan as the
+# run will see it (--dry-run touches no device; RUN_ARGS may pick configs).
+if [ -n "$GATE" ] && [ -z "$BASELINE_DIR" ]; then
+    configs=$("$MMCAB" run "$PLAN" --device "$DEVICE" "$@" --dry-run --json |
+        sed -n 's/^  "config_count": \([0-9][0-9]*\),*$/\1/p')
+    if [ -z "$configs" ]; then
+        case_result mmcab-plan fail
+        exit 0
+    fi
+    if [ "$configs" -lt 2 ]; then
+        echo "mmcab-lava: GATE ($GATE) compares the plan's configs, and $PLAN has $configs:" \
+            "use a plan with two configs (workloads/bus-width-ab.toml), or set BASELINE_DIR" \
+            "to compare with a stored baseline, or leave GATE empty"
+        case_result mmcab-gate fail
+        exit 0
+    fi
+fi
 check mmcab-run "$MMCAB" run "$PLAN" --device "$DEVICE" --allow-write --out "$RESULTS" "$@" ||
     exit 0
 
@@ -86,7 +106,14 @@ else
     # shellcheck disable=SC2086
     "$MMCAB" report "$RESULTS" --format lava $GATE
 fi
-echo "mmcab-lava: report/compare exit status $?"
+status=$?
+echo "mmcab-lava: report/compare exit status $status"
+# 0: done; 6 and 7: the gate's fail/inconclusive, already a test case. Anything else
+# (an error, its line above) would leave the job without metrics and without a failure.
+case $status in
+0 | 6 | 7) ;;
+*) case_result mmcab-report fail ;;
+esac
 
 # 5. Keep the results directory.
 tarball=$OUT/mmcab-results.tar.gz

@@ -202,12 +202,14 @@ print("ok")
     );
 }
 
-#[test]
-#[ignore = "needs root: loop devices"]
-fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
-    let dev = loop_device::LoopDevice::new(64 << 20);
-    let tmp = tempfile::tempdir().unwrap();
-    let plan = cli::root().join("tests/fixtures/plans/max-sectors-ab.toml");
+/// lava/mmcab.yaml's run step, as the test shell runs it: PLAN and GATE as given,
+/// RUN_ARGS as LAVA hands it over (unexpanded; the board's shell expands it).
+fn run_step(
+    dev: &std::path::Path,
+    plan: &std::path::Path,
+    gate: &str,
+    out: &std::path::Path,
+) -> std::process::Output {
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_mmcab"))
         .parent()
         .unwrap();
@@ -216,32 +218,80 @@ fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("sh")
+    Command::new("sh")
         .arg(cli::root().join("lava/mmcab-lava.sh"))
         .current_dir(cli::root())
         .env("PATH", path)
-        .env("DEVICE", &dev.dev)
-        .env("PLAN", &plan)
-        // As LAVA hands it over: unexpanded, the board's shell expands it.
+        .env("DEVICE", dev)
+        .env("PLAN", plan)
         .env("RUN_ARGS", "--quiet --label $(uname -r)")
-        .env(
-            "GATE",
-            "--fail-if slower --threshold 50% --allow-inconclusive",
-        )
-        .env("OUT", tmp.path().join("out"))
+        .env("GATE", gate)
+        .env("OUT", out)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// The test cases of a run step's output, each as the dispatcher takes it.
+fn signals_of(stdout: &str) -> Vec<BTreeMap<String, String>> {
+    stdout
+        .lines()
+        .filter(|l| l.contains("<LAVA_SIGNAL_"))
+        .map(|l| lava_accepts(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// A gate on a one-config plan (the shipped dd-bus-width.toml) without a baseline has
+/// nothing to compare: the run step fails a test case saying so before it runs
+/// anything, instead of running and ending with neither metrics nor a failure.
+#[test]
+#[ignore = "needs root: loop devices"]
+fn run_step_refuses_a_gate_on_a_one_config_plan_before_the_run() {
+    let dev = loop_device::LoopDevice::new(64 << 20);
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = cli::root().join("workloads/dd-bus-width.toml");
+    let out = run_step(&dev.dev, &plan, "--fail-if slower", &tmp.path().join("out"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let ids: Vec<(String, String)> = signals_of(&stdout)
+        .into_iter()
+        .map(|s| (s["test_case_id"].clone(), s["result"].clone()))
+        .collect();
+    assert_eq!(
+        ids.last(),
+        Some(&("mmcab-gate".to_string(), "fail".to_string())),
+        "{stdout}"
+    );
+    assert!(!ids.iter().any(|(id, _)| id == "mmcab-run"), "{stdout}");
+    assert!(
+        stdout.contains("has 1:") && stdout.contains("BASELINE_DIR"),
+        "{stdout}"
+    );
+    assert!(dev.contents().iter().all(|&b| b == 0), "nothing written");
+}
+
+#[test]
+#[ignore = "needs root: loop devices"]
+fn run_step_on_a_loop_device_prints_valid_signals_and_keeps_the_results() {
+    let dev = loop_device::LoopDevice::new(64 << 20);
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = cli::root().join("tests/fixtures/plans/max-sectors-ab.toml");
+    let out = run_step(
+        &dev.dev,
+        &plan,
+        "--fail-if slower --threshold 50% --allow-inconclusive",
+        &tmp.path().join("out"),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let signals: Vec<BTreeMap<String, String>> = stdout
-        .lines()
-        .filter(|l| l.contains("<LAVA_SIGNAL_"))
-        .map(|l| lava_accepts(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let signals = signals_of(&stdout);
+    assert!(
+        !signals.iter().any(|s| s["test_case_id"] == "mmcab-report"),
+        "the report ran: {stdout}"
+    );
     let result = |id: &str| {
         signals
             .iter()

@@ -150,7 +150,11 @@ pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<ExitCode> {
     let events: Arc<dyn runner::Events> = out.clone();
     match runner::run(&RunOptions::from(args), events)? {
         Outcome::DryRun(session) => {
-            out.stdout(|w| run_output::write_matrix(w, &session))?;
+            if args.json {
+                out.json(&run_output::matrix_json(&session))?;
+            } else {
+                out.stdout(|w| run_output::write_matrix(w, &session))?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Outcome::Done(done) => show(args, out, &done),

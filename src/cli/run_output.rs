@@ -173,6 +173,55 @@ pub fn summary_table(rows: &[RunRow]) -> String {
     out
 }
 
+/// The matrix as `--dry-run --json` prints it: `{schema, dry_run, plan, config_count,
+/// configs: [{name, knobs, packed}], workloads, repetitions, warmup, order, seed, runs:
+/// [{run, config, workload, repetition, warmup, done}]}`.
+pub fn matrix_json(session: &Session) -> serde_json::Value {
+    let matrix = &session.matrix;
+    let configs: Vec<serde_json::Value> = session
+        .configs
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "name": c.name,
+                "knobs": c.knob_values().unwrap_or_default(),
+                "packed": c.packed,
+            })
+        })
+        .collect();
+    let workloads: Vec<&str> = session
+        .workloads
+        .iter()
+        .map(|&w| session.plan.workload[w].name.as_str())
+        .collect();
+    let runs: Vec<serde_json::Value> = matrix
+        .into_iter()
+        .map(|slot| {
+            serde_json::json!({
+                "run": slot.run,
+                "config": session.configs[slot.config].name,
+                "workload": session.workload_name(&slot),
+                "repetition": slot.repetition,
+                "warmup": slot.warmup,
+                "done": session.finished.contains(&slot.run),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "schema": RUN_JSON_SCHEMA,
+        "dry_run": true,
+        "plan": session.plan.name,
+        "config_count": configs.len(),
+        "configs": configs,
+        "workloads": workloads,
+        "repetitions": matrix.repetitions(),
+        "warmup": matrix.warmup(),
+        "order": matrix.order().to_string(),
+        "seed": session.seed,
+        "runs": runs,
+    })
+}
+
 /// The matrix as `--dry-run` prints it, written run by run (it can be long).
 pub fn write_matrix(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
     let matrix = &session.matrix;
@@ -376,6 +425,24 @@ mod tests {
         };
         let mut session = Session::open(&opts, false).unwrap();
         session.finished.insert(2);
+        // --json: the same matrix as data (the LAVA run step reads config_count).
+        let v = matrix_json(&session);
+        assert_eq!(v["config_count"], 2);
+        assert_eq!(v["configs"][0]["knobs"]["marker"], "1");
+        assert_eq!(v["workloads"], serde_json::json!(["w"]));
+        assert_eq!(
+            (v["repetitions"].as_u64(), v["warmup"].as_u64()),
+            (Some(2), Some(1))
+        );
+        let runs = v["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 6);
+        assert_eq!(runs[1]["config"], "B");
+        assert_eq!(
+            (runs[1]["warmup"].as_bool(), runs[1]["done"].as_bool()),
+            (Some(true), Some(true))
+        );
+        let pretty = serde_json::to_string_pretty(&v).unwrap();
+        assert!(pretty.contains("\n  \"config_count\": 2,\n"), "{pretty}");
         let mut out = Vec::new();
         write_matrix(&mut out, &session).unwrap();
         let text = String::from_utf8(out).unwrap();
