@@ -750,18 +750,27 @@ time_based = true
     assert!(u(&r["ops"]) > 0);
 }
 
-/// A device that holds data (here a filesystem nobody mounted, then a partition table
-/// the kernel read) is refused for writes with --allow-write alone, naming what is
-/// there and the flag; nothing is written. --overwrite-data lets the run go on.
+/// Writes over data are refused with --allow-write alone, naming what is there and
+/// its bytes: a filesystem nobody mounted (the whole device), a partition table the
+/// kernel read and its partitions; nothing is written. A plan whose writes stay in free
+/// space runs; --overwrite-data lets the rest go on.
 #[test]
 #[ignore = "needs root: loop devices"]
 fn writes_over_data_need_overwrite_data() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let plan = write_plan(
-        dir.path(),
-        "name = \"p\"\n[[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"w\"\nrw = \"write\"\nsize = \"1M\"\n",
-    );
-    let p = plan.to_str().unwrap();
+    let plan = |name: &str, offset: &str, size: &str| {
+        let p = dir.path().join(format!("{name}.toml"));
+        fs::write(
+            &p,
+            format!(
+                "name = \"{name}\"\n[[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"w\"\n\
+                 rw = \"write\"\noffset = \"{offset}\"\nsize = \"{size}\"\n"
+            ),
+        )
+        .unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let from_0 = plan("from-0", "0", "1M");
     let ext4 = LoopDevice::new(16 * MIB);
     assert!(Command::new("mkfs.ext4")
         .args(["-q", "-F"])
@@ -771,12 +780,13 @@ fn writes_over_data_need_overwrite_data() {
         .success());
     let dev = ext4.dev.to_str().unwrap();
     let before = ext4.contents();
-    let out = mmcab(&["run", p, "--device", dev, "--allow-write"]);
+    let out = mmcab(&["run", &from_0, "--device", dev, "--allow-write"]);
     assert_eq!(out.status.code(), Some(1), "a refusal");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(&format!("refusing to write to {dev}"))
-            && err.contains("an ext2/3/4 filesystem")
+        err.contains(&format!(
+            "refusing to write to {dev}: the writes (bytes 0-1048575, 1MiB)"
+        )) && err.contains("an ext2/3/4 filesystem (bytes 0-16777215)")
             && err.contains("--overwrite-data")
             && err.contains("wipefs -a"),
         "{err}"
@@ -785,7 +795,7 @@ fn writes_over_data_need_overwrite_data() {
     assert!(ext4.contents() == before, "nothing written");
     let out = mmcab(&[
         "run",
-        p,
+        &from_0,
         "--device",
         dev,
         "--allow-write",
@@ -800,9 +810,18 @@ fn writes_over_data_need_overwrite_data() {
     );
     assert!(ext4.contents() != before, "written with --overwrite-data");
 
-    let parted = LoopDevice::partitioned(16 * MIB, &[(2048, 8192), (10240, 22528)]);
+    // 1 MiB to 5 MiB and 5 MiB to the end (64 MiB).
+    let parted = LoopDevice::partitioned(64 * MIB, &[(2048, 8192), (10240, 120832)]);
     let dev = parted.dev.to_str().unwrap();
     let name = parted.name();
+    let before = parted.contents();
+    let out = mmcab(&["run", &from_0, "--device", dev, "--allow-write"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("an MBR partition table (bytes 0-511)"),
+        "{err}"
+    );
+    // open-au writes from 16 MiB: inside the second partition.
     let out = mmcab(&[
         "probe",
         "open-au",
@@ -811,14 +830,35 @@ fn writes_over_data_need_overwrite_data() {
         "1M",
         "--allow-write",
     ]);
-    assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(&format!("partitions {name}p1, {name}p2"))
-            && err.contains("an MBR partition table"),
+        !out.status.success()
+            && err.contains(&format!("partition {name}p2 (bytes 5242880-67108863)"))
+            && !err.contains("MBR partition table"),
         "{err}"
     );
-    let out = mmcab(&["run", p, "--device", dev, "--overwrite-data"]);
+    assert!(parted.contents() == before, "nothing written");
+    // Between the table and the first partition: free space, no flag needed.
+    let free = plan("free", "512k", "256k");
+    let out = mmcab(&[
+        "run",
+        &free,
+        "--device",
+        dev,
+        "--allow-write",
+        "--out",
+        dir.path().join("free").to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = parted.contents();
+    assert!(after[..512 << 10] == before[..512 << 10]);
+    assert!(after[768 << 10..] == before[768 << 10..]);
+    assert!(after[512 << 10..768 << 10] != before[512 << 10..768 << 10]);
+    let out = mmcab(&["run", &from_0, "--device", dev, "--overwrite-data"]);
     assert!(
         !out.status.success(),
         "--overwrite-data needs --allow-write"

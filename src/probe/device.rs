@@ -21,7 +21,7 @@ pub struct ProbeDevice {
     buf: AlignedBuf,
     path: String,
     /// Held for writes: refuses a device in use and keeps it from being mounted.
-    _target: Target,
+    target: Target,
 }
 
 impl ProbeDevice {
@@ -60,7 +60,7 @@ impl ProbeDevice {
             logical_block: target.logical_block_bytes,
             buf,
             path: path.display().to_string(),
-            _target: target,
+            target,
         })
     }
 
@@ -74,6 +74,11 @@ impl ProbeDevice {
     /// that holds data.
     pub fn open_write(path: &Path, max_write: u64, writes: Writes) -> Result<ProbeDevice> {
         ProbeDevice::open(path, true, writes, max_write)
+    }
+
+    /// Refuse writes over data in `writes` ([`Target::check_data`]).
+    pub fn check_data(&self, writes: &[(u64, u64)]) -> Result<()> {
+        self.target.check_data(writes)
     }
 
     fn check(&self, pos: u64, len: u64) -> Result<()> {

@@ -100,6 +100,7 @@ pub fn run_open_au(
         Writes::from_flags(opts.allow_write, opts.overwrite_data),
     )?;
     let fit = opts.check(dev.size_bytes, dev.logical_block)?;
+    dev.check_data(&[(opts.offset(), opts.offset() + opts.span(fit))])?;
     let rt = Realtime::enter();
     let mut rec = record(ProbeKind::OpenAu, path, rt.note.clone());
     rec.open_au = open_au::runs(&mut dev, opts, fit, event)?;

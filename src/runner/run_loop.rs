@@ -21,6 +21,7 @@ use crate::evidence::Collector;
 use crate::knob::guard::{GuardReport, KnobGuard, KnobsNotRestored};
 use crate::knob::Knob;
 use crate::plan::matrix::Slot;
+use crate::workload::job::write_regions;
 use crate::workload::target::Writes;
 use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, IoFailure, Target};
 use crate::workload::{WorkloadResult, WorkloadSpec};
@@ -115,6 +116,7 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         force: opts.force,
         ..EngineOptions::default()
     };
+    let mut writes = Vec::new();
     for &w in &session.workloads {
         // Each config that changes a workload (`packed`) is checked as it will run.
         let mut seen = Vec::new();
@@ -128,8 +130,12 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
                 Some(packed) => e.context(format!("config {} (packed = {packed})", config.name)),
                 None => e,
             })?;
+            writes.extend(write_regions(&spec, &target, &engine)?);
         }
     }
+    // Before the first write: nothing the plan writes may destroy data unless the user
+    // said it may go.
+    target.check_data(&writes)?;
     Ok(Prepared {
         observer,
         knobs,

@@ -109,6 +109,20 @@ pub fn plan_clones(
     Ok(clones)
 }
 
+/// The byte ranges `[start, end)` of `target` that the workload's writing jobs write
+/// (each clone's region; on a block device, what [`Target::check_data`] checks).
+pub fn write_regions(
+    spec: &WorkloadSpec,
+    target: &Target,
+    opts: &EngineOptions,
+) -> Result<Vec<(u64, u64)>> {
+    Ok(plan_clones(spec, target, opts)?
+        .iter()
+        .filter(|c| c.job.rw.writes())
+        .map(|c| (c.region_start, c.region_end()))
+        .collect())
+}
+
 /// The region of clone `k` of `job`, checked against the target: (first byte, blocks of
 /// `bs`). `at(key)` names the job and key for messages.
 fn clone_region(

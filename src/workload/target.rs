@@ -4,9 +4,10 @@
 //!
 //! Safety lives here: writes to a block device need `--allow-write`, and a block device
 //! that is mounted, has a mounted partition, is used as swap or has holders (device
-//! mapper, md, ...) is refused for writes even then, naming the mount. A device that
-//! holds data (partitions, a partition table or filesystem signature, see
-//! [`super::signatures`]) is refused for writes unless `--overwrite-data` is given too.
+//! mapper, md, ...) is refused for writes even then, naming the mount. Writes over data
+//! (partitions, a partition table, a filesystem, RAID or LVM signature, see
+//! [`super::signatures`]) are refused unless `--overwrite-data` is given too
+//! ([`Target::check_data`], with the byte ranges a plan will write).
 //! While writes are allowed, an O_EXCL handle is held so nobody mounts the device
 //! during the run.
 
@@ -173,17 +174,6 @@ impl Target {
                     path.display()
                 );
             }
-            if writes == Writes::Allowed {
-                if let Some(data) = super::signatures::data_on(path, &sys) {
-                    bail!(
-                        "refusing to write to {}: it holds data ({data}) that the writes \
-                         would destroy; if it can go, add --overwrite-data (or wipe it first: \
-                         wipefs -a {}), else pick another device",
-                        path.display(),
-                        path.display()
-                    );
-                }
-            }
             let f = OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_EXCL)
@@ -203,6 +193,25 @@ impl Target {
             ioctl: Default::default(),
             _exclusive: exclusive,
         })
+    }
+
+    /// Refuse writes over data ([`super::signatures`]: partitions, partition tables,
+    /// filesystems, RAID and LVM members) on a block device unless `--overwrite-data`
+    /// said it may go. `writes` are the byte ranges `[start, end)` to be written; call
+    /// it before the first write.
+    pub fn check_data(&self, writes: &[(u64, u64)]) -> Result<()> {
+        if self.kind != TargetKind::BlockDevice || self.overwrite_data || writes.is_empty() {
+            return Ok(());
+        }
+        let Some(devno) = &self.devno else {
+            return Ok(());
+        };
+        let sys = Path::new("/sys/dev/block").join(devno);
+        let found = super::signatures::data_on(&self.path, &sys, self.size_bytes);
+        match super::signatures::refusal(&self.path, &found, writes) {
+            Some(line) => bail!("{line}"),
+            None => Ok(()),
+        }
     }
 
     /// Refuse writes the user did not allow (block devices only; files and directories
