@@ -205,6 +205,12 @@ impl CloneIo<'_> {
         }
     }
 
+    /// An I/O that finished at `done` ends the run: the job's runtime is over.
+    #[inline]
+    pub fn past_deadline(&self, done: Instant) -> bool {
+        self.deadline.is_some_and(|deadline| done >= deadline)
+    }
+
     pub fn fsync(&self) -> Result<()> {
         self.file.sync_all().map_err(|e| {
             IoFailure::new(IoOp::Fsync, None, 0, self.path, self.name)

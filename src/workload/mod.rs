@@ -7,11 +7,13 @@
 //! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync;
 //!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
 //! - [`sync`] / [`uring`] / [`ioctl`]: the engines (pread/pwrite, io_uring, raw MMC
-//!   commands through the ioctl); [`offsets`], [`buffer`], [`measure`]: their parts
+//!   commands through the ioctl); [`completion`]: what each does once an I/O finished;
+//!   [`offsets`], [`buffer`], [`measure`]: their parts
 //! - [`measured`]: when the measured I/O begins and ends, for the runner's evidence
 
 pub mod buffer;
 pub mod clone_io;
+pub mod completion;
 pub mod fio;
 pub mod io_error;
 pub mod ioctl;
@@ -474,8 +476,7 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
             EngineImpl::Ioctl(e) => e.run(&mut io, &mut gen, &mut recorder)?,
         }
         if fsync_at_end {
-            io.fsync()?;
-            recorder.extend_end(Direction::Write, Instant::now());
+            completion::fsync(&io, &mut recorder)?;
             gen.window_flushed();
         }
     }
