@@ -7,7 +7,7 @@
 //! command) or once the I/O in flight is drained (io_uring).
 
 use super::clone_io::CloneIo;
-use super::measure::Recorder;
+use super::recorder::Recorder;
 use super::result::Direction;
 use anyhow::Result;
 use std::time::Instant;

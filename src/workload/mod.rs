@@ -8,7 +8,7 @@
 //!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
 //! - [`sync`] / [`uring`] / [`ioctl`]: the engines (pread/pwrite, io_uring, raw MMC
 //!   commands through the ioctl); [`completion`]: what each does once an I/O finished;
-//!   [`offsets`], [`buffer`], [`measure`]: their parts
+//!   [`offsets`], [`buffer`], [`recorder`]: their parts
 //! - [`measured`]: when the measured I/O begins and ends, for the runner's evidence
 
 pub mod buffer;
@@ -18,9 +18,9 @@ pub mod fio;
 pub mod io_error;
 pub mod ioctl;
 pub mod job;
-pub mod measure;
 pub mod measured;
 pub mod offsets;
+pub mod recorder;
 pub mod result;
 pub mod spec;
 pub mod sync;
@@ -37,8 +37,8 @@ pub use target::Target;
 use anyhow::Result;
 use clone_io::{CloneIo, ReadChecker, Stop, Writer};
 use job::ClonePlan;
-use measure::{DirStats, Recorder};
 use offsets::OffsetGen;
+use recorder::{DirStats, Recorder};
 use result::{Direction, JobResult, VerifyReport};
 use spec::Engine;
 use std::fs::File;

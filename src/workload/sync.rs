@@ -3,8 +3,8 @@
 use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
 use super::completion::{complete, fsync, Finished};
-use super::measure::Recorder;
 use super::offsets::OffsetGen;
+use super::recorder::Recorder;
 use super::result::Direction;
 use super::spec::Pattern;
 use crate::aligned::AlignedBuf;
