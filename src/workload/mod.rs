@@ -9,7 +9,7 @@
 //! - [`sync`] / [`uring`] / [`ioctl`]: the engines (pread/pwrite, io_uring, raw MMC
 //!   commands through the ioctl); [`completion`]: what each does once an I/O finished;
 //!   [`offsets`], [`buffer`], [`recorder`]: their parts
-//! - [`measured`]: when the measured I/O begins and ends, for the runner's evidence
+//! - [`measured_window`]: when the measured I/O begins and ends, for the runner's evidence
 
 pub mod buffer;
 pub mod clone_io;
@@ -18,7 +18,7 @@ pub mod fio;
 pub mod io_error;
 pub mod ioctl;
 pub mod job;
-pub mod measured;
+pub mod measured_window;
 pub mod offsets;
 pub mod recorder;
 pub mod result;
@@ -29,7 +29,7 @@ pub mod uring;
 pub mod window;
 
 pub use io_error::{IoFailure, IoOp};
-pub use measured::{MeasuredWindow, Unwatched};
+pub use measured_window::{MeasuredWindow, Unwatched};
 pub use result::WorkloadResult;
 pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
@@ -134,7 +134,7 @@ fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result
 }
 
 /// Run every job of `spec` at the same time against `target`; return what was measured.
-/// `window` hears when the measured I/O begins and ends ([`measured`]).
+/// `window` hears when the measured I/O begins and ends ([`measured_window`]).
 pub fn run_workload(
     spec: &WorkloadSpec,
     target: &Target,
@@ -154,7 +154,7 @@ pub fn run_workload(
         run_id: opts.run_id,
         barrier: Barrier::new(clones.len()),
         measuring: Barrier::new(clones.len()),
-        measured: measured::Measured::new(
+        measured: measured_window::Measured::new(
             window,
             clones
                 .iter()
@@ -228,7 +228,7 @@ struct Shared<'a> {
     barrier: Barrier,
     /// ... and, without a ramp, once the measured window has begun.
     measuring: Barrier,
-    measured: measured::Measured<'a>,
+    measured: measured_window::Measured<'a>,
     /// The moment the first clone passed the barrier: time zero of the series.
     origin: OnceLock<Instant>,
     /// The user's cancel flag (SIGINT/SIGTERM).
