@@ -28,6 +28,7 @@ pub mod target;
 pub mod uring;
 pub mod window;
 
+pub use clone_io::Cancelled;
 pub use io_error::{IoFailure, IoOp};
 pub use measured_window::{MeasuredWindow, Unwatched};
 pub use result::WorkloadResult;
@@ -85,16 +86,6 @@ pub fn new_run_id() -> u64 {
         .unwrap_or_default();
     (now.as_nanos() as u64) ^ ((std::process::id() as u64) << 48)
 }
-
-/// The run was stopped by the cancel flag (Ctrl-C / SIGTERM). Downcast to recognise it.
-#[derive(Debug)]
-pub struct Cancelled;
-impl std::fmt::Display for Cancelled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("cancelled (interrupted)")
-    }
-}
-impl std::error::Error for Cancelled {}
 
 /// What one clone thread hands back.
 struct CloneOutcome {
