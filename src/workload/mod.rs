@@ -2,7 +2,8 @@
 //! and measures them (throughput, IOPS, latency percentiles, per-second series, verify).
 //!
 //! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words);
-//!   [`fio`]: a job translated into fio's options, for the fio export and the report
+//!   [`fio`]: a job translated into fio's options, for the fio export and the report;
+//!   [`options`]: how to run besides the plan file (command line, run id)
 //! - [`target`]: block device, file or directory, and the write-safety checks
 //! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync;
 //!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
@@ -20,6 +21,7 @@ pub mod ioctl;
 pub mod job;
 pub mod measured_window;
 pub mod offsets;
+pub mod options;
 pub mod recorder;
 pub mod result;
 pub mod spec;
@@ -31,6 +33,7 @@ pub mod window;
 pub use clone_io::Cancelled;
 pub use io_error::{IoFailure, IoOp};
 pub use measured_window::{MeasuredWindow, Unwatched};
+pub use options::{new_run_id, EngineOptions};
 pub use result::WorkloadResult;
 pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
@@ -45,47 +48,7 @@ use spec::Engine;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
-
-/// How to run: everything that is not in the workload file.
-#[derive(Debug, Clone)]
-pub struct EngineOptions {
-    /// Divide sizes and offsets by this (1 = as written); `--scale-down`.
-    pub scale_down: u32,
-    /// Written into verify headers, so blocks from an earlier run are told apart.
-    pub run_id: u64,
-    /// Base of the random offsets when a job has no `randseed` (the plan's `seed`).
-    pub seed: u64,
-    /// Set by the runner on SIGINT/SIGTERM; checked between I/Os.
-    pub cancel: Arc<AtomicBool>,
-    /// The user says the kernel passes a CMD23 on as the transfer's `mrq.sbc`
-    /// (`--assume-cmd23-passthrough`): packed ioctl writes skip that check.
-    pub assume_cmd23_passthrough: bool,
-    /// `--force`: packed ioctl writes go to a card whose EXT_CSD has none (to see what
-    /// it does with them; verify shows it).
-    pub force: bool,
-}
-
-impl Default for EngineOptions {
-    fn default() -> Self {
-        EngineOptions {
-            scale_down: 1,
-            run_id: new_run_id(),
-            seed: 1,
-            cancel: Arc::new(AtomicBool::new(false)),
-            assume_cmd23_passthrough: false,
-            force: false,
-        }
-    }
-}
-
-/// A run id from the clock and the process id (unique enough to tell runs apart).
-pub fn new_run_id() -> u64 {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    (now.as_nanos() as u64) ^ ((std::process::id() as u64) << 48)
-}
+use std::time::Instant;
 
 /// What one clone thread hands back.
 struct CloneOutcome {
