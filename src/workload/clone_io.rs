@@ -1,12 +1,12 @@
-//! What a running job clone's engine uses besides its buffers (both engines alike): the
-//! stop flags, the write side (verify headers, fsync every N writes), the read-side
-//! verify check, and the read-back of everything written when the job verifies.
+//! What a running job clone's engine uses besides its buffers (every engine alike): the
+//! stop flags and the errors they stop with ([`Cancelled`], [`SiblingFailed`]), the write
+//! side (verify headers, fsync every N writes), the read-side verify check, and the
+//! read-back of everything written when the job verifies.
 
 use super::buffer::{check_block, describe_damage, fill_pattern, stamp_block};
 use super::io_error::{IoFailure, IoOp};
 use super::job::ClonePlan;
 use super::result::{Direction, VerifyReport};
-use super::Cancelled;
 use crate::aligned::AlignedBuf;
 use anyhow::Result;
 use std::fs::File;
@@ -22,6 +22,16 @@ pub struct Stop<'a> {
     pub user: &'a AtomicBool,
     pub sibling_failed: &'a AtomicBool,
 }
+
+/// The run was stopped by the cancel flag (Ctrl-C / SIGTERM). Downcast to recognise it.
+#[derive(Debug)]
+pub struct Cancelled;
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cancelled (interrupted)")
+    }
+}
+impl std::error::Error for Cancelled {}
 
 /// A clone stopped because another one failed; the other one's error is the one reported.
 #[derive(Debug)]
@@ -203,6 +213,12 @@ impl CloneIo<'_> {
                 nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
             );
         }
+    }
+
+    /// An I/O that finished at `done` ends the run: the job's runtime is over.
+    #[inline]
+    pub fn past_deadline(&self, done: Instant) -> bool {
+        self.deadline.is_some_and(|deadline| done >= deadline)
     }
 
     pub fn fsync(&self) -> Result<()> {

@@ -5,10 +5,10 @@
 use super::buffer::fill_pattern;
 use super::io_error::{IoFailure, IoOp};
 use super::offsets::Order;
+use super::options::EngineOptions;
 use super::result::Direction;
 use super::spec::{JobSpec, Rw, WorkloadSpec};
 use super::target::{Target, TargetKind};
-use super::EngineOptions;
 use crate::units::format_size;
 use anyhow::{bail, Result};
 use std::os::unix::fs::FileExt;

@@ -2,23 +2,27 @@
 //! and measures them (throughput, IOPS, latency percentiles, per-second series, verify).
 //!
 //! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words);
-//!   [`fio`]: a job translated into fio's options, for the fio export and the report
+//!   [`fio`]: a job translated into fio's options, for the fio export and the report;
+//!   [`options`]: how to run besides the plan file (command line, run id)
 //! - [`target`]: block device, file or directory, and the write-safety checks
 //! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync;
 //!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
 //! - [`sync`] / [`uring`] / [`ioctl`]: the engines (pread/pwrite, io_uring, raw MMC
-//!   commands through the ioctl); [`offsets`], [`buffer`], [`measure`]: their parts
-//! - [`measured`]: when the measured I/O begins and ends, for the runner's evidence
+//!   commands through the ioctl); [`completion`]: what each does once an I/O finished;
+//!   [`offsets`], [`buffer`], [`recorder`]: their parts
+//! - [`measured_window`]: when the measured I/O begins and ends, for the runner's evidence
 
 pub mod buffer;
 pub mod clone_io;
+pub mod completion;
 pub mod fio;
 pub mod io_error;
 pub mod ioctl;
 pub mod job;
-pub mod measure;
-pub mod measured;
+pub mod measured_window;
 pub mod offsets;
+pub mod options;
+pub mod recorder;
 pub mod result;
 pub mod signatures;
 pub mod spec;
@@ -27,8 +31,10 @@ pub mod target;
 pub mod uring;
 pub mod window;
 
+pub use clone_io::Cancelled;
 pub use io_error::{IoFailure, IoOp};
-pub use measured::{MeasuredWindow, Unwatched};
+pub use measured_window::{MeasuredWindow, Unwatched};
+pub use options::{new_run_id, EngineOptions};
 pub use result::WorkloadResult;
 pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
@@ -36,64 +42,14 @@ pub use target::Target;
 use anyhow::Result;
 use clone_io::{CloneIo, ReadChecker, Stop, Writer};
 use job::ClonePlan;
-use measure::{DirStats, Recorder};
 use offsets::OffsetGen;
+use recorder::{DirStats, Recorder};
 use result::{Direction, JobResult, VerifyReport};
 use spec::Engine;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
-
-/// How to run: everything that is not in the workload file.
-#[derive(Debug, Clone)]
-pub struct EngineOptions {
-    /// Divide sizes and offsets by this (1 = as written); `--scale-down`.
-    pub scale_down: u32,
-    /// Written into verify headers, so blocks from an earlier run are told apart.
-    pub run_id: u64,
-    /// Base of the random offsets when a job has no `randseed` (the plan's `seed`).
-    pub seed: u64,
-    /// Set by the runner on SIGINT/SIGTERM; checked between I/Os.
-    pub cancel: Arc<AtomicBool>,
-    /// The user says the kernel passes a CMD23 on as the transfer's `mrq.sbc`
-    /// (`--assume-cmd23-passthrough`): packed ioctl writes skip that check.
-    pub assume_cmd23_passthrough: bool,
-    /// `--force`: packed ioctl writes go to a card whose EXT_CSD has none (to see what
-    /// it does with them; verify shows it).
-    pub force: bool,
-}
-
-impl Default for EngineOptions {
-    fn default() -> Self {
-        EngineOptions {
-            scale_down: 1,
-            run_id: new_run_id(),
-            seed: 1,
-            cancel: Arc::new(AtomicBool::new(false)),
-            assume_cmd23_passthrough: false,
-            force: false,
-        }
-    }
-}
-
-/// A run id from the clock and the process id (unique enough to tell runs apart).
-pub fn new_run_id() -> u64 {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    (now.as_nanos() as u64) ^ ((std::process::id() as u64) << 48)
-}
-
-/// The run was stopped by the cancel flag (Ctrl-C / SIGTERM). Downcast to recognise it.
-#[derive(Debug)]
-pub struct Cancelled;
-impl std::fmt::Display for Cancelled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("cancelled (interrupted)")
-    }
-}
-impl std::error::Error for Cancelled {}
+use std::time::Instant;
 
 /// What one clone thread hands back.
 struct CloneOutcome {
@@ -133,7 +89,7 @@ fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result
 }
 
 /// Run every job of `spec` at the same time against `target`; return what was measured.
-/// `window` hears when the measured I/O begins and ends ([`measured`]).
+/// `window` hears when the measured I/O begins and ends ([`measured_window`]).
 pub fn run_workload(
     spec: &WorkloadSpec,
     target: &Target,
@@ -153,7 +109,7 @@ pub fn run_workload(
         run_id: opts.run_id,
         barrier: Barrier::new(clones.len()),
         measuring: Barrier::new(clones.len()),
-        measured: measured::Measured::new(
+        measured: measured_window::Measured::new(
             window,
             clones
                 .iter()
@@ -227,7 +183,7 @@ struct Shared<'a> {
     barrier: Barrier,
     /// ... and, without a ramp, once the measured window has begun.
     measuring: Barrier,
-    measured: measured::Measured<'a>,
+    measured: measured_window::Measured<'a>,
     /// The moment the first clone passed the barrier: time zero of the series.
     origin: OnceLock<Instant>,
     /// The user's cancel flag (SIGINT/SIGTERM).
@@ -475,8 +431,7 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
             EngineImpl::Ioctl(e) => e.run(&mut io, &mut gen, &mut recorder)?,
         }
         if fsync_at_end {
-            io.fsync()?;
-            recorder.extend_end(Direction::Write, Instant::now());
+            completion::fsync(&io, &mut recorder)?;
             gen.window_flushed();
         }
     }

@@ -2,8 +2,9 @@
 
 use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
-use super::measure::Recorder;
+use super::completion::{complete, fsync, Finished};
 use super::offsets::OffsetGen;
+use super::recorder::Recorder;
 use super::result::Direction;
 use super::spec::Pattern;
 use crate::aligned::AlignedBuf;
@@ -33,7 +34,6 @@ impl SyncEngine {
         gen: &mut OffsetGen,
         rec: &mut Recorder,
     ) -> Result<()> {
-        let bs = io.bs;
         while let Some((dir, offset)) = gen.next_io() {
             io.stop.check()?;
             if gen.take_wrapped() {
@@ -51,24 +51,24 @@ impl SyncEngine {
                 }
             };
             let done = Instant::now();
-            let n = result.map_err(|e| io.io_error(dir, offset, e))? as u64;
-            if n != bs {
-                return Err(io.short_io(dir, offset, n));
+            let moved = result.map_err(|e| io.io_error(dir, offset, e))? as u64;
+            let block = match dir {
+                Direction::Read => self.read_buf.as_slice(),
+                Direction::Write => self.write_buf.as_slice(),
+            };
+            let finished = Finished {
+                direction: dir,
+                offset,
+                moved: Some(moved),
+                latency_ns: (done - started).as_nanos() as u64,
+                measured_ns: rec.since_start(done),
+                block,
+            };
+            if complete(io, rec, finished)? {
+                fsync(io, rec)?;
             }
-            rec.record(dir, bs, (done - started).as_nanos() as u64, done);
-            match dir {
-                Direction::Read => io.checker.check(self.read_buf.as_slice(), offset, None),
-                Direction::Write => {
-                    if io.writer.written_one() {
-                        io.fsync()?;
-                        rec.extend_end(Direction::Write, Instant::now());
-                    }
-                }
-            }
-            if let Some(deadline) = io.deadline {
-                if done >= deadline {
-                    break;
-                }
+            if io.past_deadline(done) {
+                break;
             }
         }
         Ok(())

@@ -12,9 +12,10 @@
 
 use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
+use super::completion::{complete, fsync, Finished};
 use super::io_error::{IoFailure, IoOp};
-use super::measure::Recorder;
 use super::offsets::OffsetGen;
+use super::recorder::Recorder;
 use super::result::Direction;
 use super::spec::Pattern;
 use crate::aligned::BUFFER_ALIGN;
@@ -173,9 +174,8 @@ impl UringEngine {
             if f.inflight == 0 {
                 if f.fsync_due && f.failure.is_none() {
                     f.fsync_due = false;
-                    match io.fsync() {
-                        Ok(()) => rec.extend_end(Direction::Write, Instant::now()),
-                        Err(e) => f.failure = Some(e),
+                    if let Err(e) = fsync(io, rec) {
+                        f.failure = Some(e);
                     }
                     if !f.exhausted {
                         continue;
@@ -188,10 +188,8 @@ impl UringEngine {
             }
             let done = Instant::now();
             self.reap(io, rec, &mut f, done);
-            if let Some(deadline) = io.deadline {
-                if done >= deadline {
-                    f.exhausted = true;
-                }
+            if io.past_deadline(done) {
+                f.exhausted = true;
             }
         }
         match f.failure {
@@ -273,11 +271,10 @@ impl UringEngine {
         }
     }
 
-    /// Takes every completion the kernel has posted: records its latency (from its
-    /// submit batch to `done`), checks reads and counts writes toward fsync; the first error or
-    /// short I/O becomes the run's failure. `done` is converted once for all of them.
+    /// Takes every completion the kernel has posted through [`complete`], with its
+    /// latency from its submit batch to `done`; a due fsync waits for the drain, the first
+    /// error or short I/O becomes the run's failure. `done` is converted once for all.
     fn reap(&mut self, io: &mut CloneIo<'_>, rec: &mut Recorder, f: &mut Flight, done: Instant) {
-        let bs = self.bs as u64;
         let slots = &self.slots;
         let done_ns = done.saturating_duration_since(self.epoch).as_nanos() as u64;
         // None: during ramp_time, not recorded.
@@ -286,40 +283,24 @@ impl UringEngine {
             let s = slots[c.slot];
             f.inflight -= 1;
             let res = c.result;
-            if res < 0 {
-                if f.failure.is_none() {
-                    f.failure = Some(io.io_error(
-                        s.direction,
-                        s.offset,
-                        std::io::Error::from_raw_os_error(-res),
-                    ));
-                }
-                return;
-            }
-            if res as u64 != bs {
-                if f.failure.is_none() {
-                    f.failure = Some(io.short_io(s.direction, s.offset, res as u64));
-                }
-                return;
-            }
-            if let Some(at_ns) = measured_ns {
-                rec.record_at(
-                    s.direction,
-                    bs,
-                    done_ns.saturating_sub(s.submitted_ns),
-                    at_ns,
-                );
-            }
-            match s.direction {
-                Direction::Read => {
-                    if io.checker.enabled {
-                        io.checker.check(buf, s.offset, None);
-                    }
-                }
-                Direction::Write => {
-                    if io.writer.written_one() {
-                        f.fsync_due = true;
-                    }
+            let completed = if res < 0 {
+                let errno = std::io::Error::from_raw_os_error(-res);
+                Err(io.io_error(s.direction, s.offset, errno))
+            } else {
+                let finished = Finished {
+                    direction: s.direction,
+                    offset: s.offset,
+                    moved: Some(res as u64),
+                    latency_ns: done_ns.saturating_sub(s.submitted_ns),
+                    measured_ns,
+                    block: buf,
+                };
+                complete(io, rec, finished)
+            };
+            match completed {
+                Ok(fsync_due) => f.fsync_due |= fsync_due,
+                Err(e) => {
+                    f.failure.get_or_insert(e);
                 }
             }
         });

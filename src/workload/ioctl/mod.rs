@@ -25,9 +25,10 @@ pub use setup::CardCache;
 
 use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
+use super::completion::{complete, fsync, Finished};
 use super::io_error::IoFailure;
-use super::measure::Recorder;
 use super::offsets::OffsetGen;
+use super::recorder::Recorder;
 use super::result::Direction;
 use super::spec::JobSpec;
 use crate::device::ioctl::{read_ext_csd, MmcIoctlError};
@@ -141,7 +142,7 @@ impl IoctlEngine {
                     self.write_pending(io, rec)?
                 }
             };
-            if io.deadline.is_some_and(|deadline| done >= deadline) {
+            if io.past_deadline(done) {
                 break;
             }
         }
@@ -169,13 +170,17 @@ impl IoctlEngine {
         let result = self.mmc(io).read(address, &mut self.read_buf);
         let done = Instant::now();
         result.map_err(|e| failed(io, Direction::Read, offset, e))?;
-        rec.record(
-            Direction::Read,
-            self.bs as u64,
-            (done - started).as_nanos() as u64,
-            done,
-        );
-        io.checker.check(&self.read_buf, offset, None);
+        let finished = Finished {
+            direction: Direction::Read,
+            offset,
+            // MMC_IOC_MULTI_CMD has no byte count: a command moves every block or fails.
+            moved: None,
+            latency_ns: (done - started).as_nanos() as u64,
+            measured_ns: rec.since_start(done),
+            block: &self.read_buf,
+        };
+        // A read: no fsync comes due.
+        complete(io, rec, finished)?;
         Ok(done)
     }
 
@@ -252,15 +257,26 @@ impl IoctlEngine {
         if packed {
             self.check_exception(io, batch.len(), first, written)?;
         }
-        let latency = (done - started).as_nanos() as u64;
-        let mut fsync = false;
-        for _ in batch {
-            rec.record(Direction::Write, bs as u64, latency, done);
-            fsync |= io.writer.written_one();
+        // Every write of a packed command completes when it does, with its latency.
+        let latency_ns = (done - started).as_nanos() as u64;
+        let measured_ns = rec.since_start(done);
+        let mut fsync_due = false;
+        for (k, (_, offset)) in batch.iter().enumerate() {
+            let at = data_start + k * bs;
+            let finished = Finished {
+                direction: Direction::Write,
+                offset: *offset,
+                moved: None,
+                latency_ns,
+                measured_ns,
+                block: &self.write_buf[at..at + bs],
+            };
+            fsync_due |= complete(io, rec, finished)?;
         }
-        if fsync {
-            io.fsync()?;
-            rec.extend_end(Direction::Write, Instant::now());
+        // One fsync after the command, also when its writes completed more than one
+        // `fsync = N` interval: nothing can be fsynced in the middle of a command.
+        if fsync_due {
+            fsync(io, rec)?;
         }
         Ok(done)
     }

@@ -8,9 +8,9 @@ use super::plan_keys::{takes_packed, Packed};
 use crate::device::raw_access::RawAccess;
 use crate::evidence::sbc::{self, SbcVerdict};
 use crate::workload::job::ClonePlan;
+use crate::workload::options::EngineOptions;
 use crate::workload::spec::Engine;
 use crate::workload::target::{Target, TargetKind};
-use crate::workload::EngineOptions;
 use anyhow::{anyhow, bail, Result};
 use std::sync::{Arc, OnceLock};
 

@@ -1,5 +1,6 @@
-//! Per-I/O measurement: latency into an hdrhistogram (ns), bytes per whole second, and
-//! the conversion into the shared result types.
+//! The [`Recorder`] of a job clone's completed I/O and what it keeps per direction
+//! ([`DirStats`]): latency into an hdrhistogram (ns), bytes per bin of time, and the
+//! conversion into the shared result types.
 
 use super::result::{Direction, DirectionResult, LatencySummary};
 use hdrhistogram::Histogram;
