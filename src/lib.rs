@@ -1,6 +1,6 @@
 //! mmcab: A/B evaluation harness for the Linux MMC/eMMC stack.
 //!
-//! The pipeline, in the order data flows (see README.md):
+//! The pipeline, in the order data flows (see HACKING.md, "Layout"):
 //! [`plan`] file -> [`runner`]: [`device`] (identity, ios, EXT_CSD) -> [`knob`] (snapshot,
 //! apply, verify) -> [`workload`] (run the jobs, measure) with [`evidence`] around it
 //! (block stat, mmc trace) -> [`record`] (runs.csv, evidence.csv, meta.json) -> [`knob`]

@@ -1,7 +1,7 @@
 //! The command queue of the simulated card (`--card sim,cmdq_depth=16`;
 //! testbed/emmcsim/README.md, "Command queue"): the mmc core enables its engine, and
 //! an across-boot A/B against the same card without a queue (`cmdq_depth=0`), the way
-//! README.md says to A/B the command queue on mainline (`--label`, one boot per side):
+//! docs/knobs.md says to A/B the command queue on mainline (`--label`; here one boot a side):
 //! - the queue boot's card has `cmdq_en` 1 and its kernel evidence shows the data
 //!   requests as queue tasks (CQE 100%), the other boot none;
 //! - 4 KiB random reads at io_uring depth 8 run at the model's pipelined rate (the

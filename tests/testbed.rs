@@ -269,7 +269,7 @@ const THROTTLE_BPS: u64 = 262_144;
 /// Also `--throttle-bps` and `--blkdebug`: both reach QEMU's eMMC drive. Note what the
 /// model does with an injected error (QEMU 10.0): it logs "sd_blk_read/sd_blk_write:
 /// ... error on host side" and the guest never sees an error: a failed read returns the
-/// model's stale buffer, a failed write is dropped (see README, testbed section).
+/// model's stale buffer, a failed write is dropped (testbed/README.md, "Limits of the emulation").
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_6_12_bus_width_4_info_caps_refused_throttle_blkdebug() {
@@ -319,7 +319,7 @@ fn linux_6_12_bus_width_4_info_caps_refused_throttle_blkdebug() {
     assert_eq!(
         run.out_text("injected_read.rc").trim(),
         "0",
-        "the guest now sees the injected error: update README's testbed limits\n{ctx}"
+        "the guest now sees the injected error: update testbed/README.md's limits\n{ctx}"
     );
     // Once active the rule fails every I/O touching sector 65536, the write too: in the
     // image that block stayed zero while the next 7 blocks of the write landed.

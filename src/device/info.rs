@@ -1,5 +1,5 @@
 //! `mmcab info`: everything about one card as one typed [`DeviceInfo`]: what
-//! `mmcab info --json` prints (schema in README.md, "info --json schema"), what
+//! `mmcab info --json` prints (schema in docs/json.md, "mmcab info --json"), what
 //! `meta.json` records as `device` and what `mmcab compare` checks the card's identity
 //! with. [`super::info_read`] reads it from the kernel, [`super::render`] makes the human
 //! text from it.

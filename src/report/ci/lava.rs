@@ -1,5 +1,5 @@
 //! `--format lava`: the report as LAVA test-case signals, one line each, for a LAVA test
-//! definition's run steps (see `lava/` and README.md, "LAVA").
+//! definition's run steps (see `lava/` and docs/labs-ci.md, "LAVA and KernelCI").
 //!
 //! LAVA's dispatcher reads the serial console with the pattern
 //! `<LAVA_SIGNAL_(\S+) ([^>]+)>` (`lava_dispatcher/actions/test/shell.py`,
