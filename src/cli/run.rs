@@ -150,10 +150,13 @@ pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<ExitCode> {
     let events: Arc<dyn runner::Events> = out.clone();
     match runner::run(&RunOptions::from(args), events)? {
         Outcome::DryRun(session) => {
+            // What it will write, where the target can tell (a missing device cannot).
+            let writes =
+                runner::planned_writes::planned_writes(&session).map_err(|e| e.to_string());
             if args.json {
-                out.json(&run_output::matrix_json(&session))?;
+                out.json(&run_output::matrix_json(&session, &writes))?;
             } else {
-                out.stdout(|w| run_output::write_matrix(w, &session))?;
+                out.stdout(|w| run_output::write_matrix(w, &session, &writes))?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -2,6 +2,7 @@
 //! direction) and its JSON, the summary of a recorded run, and the `--dry-run` matrix.
 
 use crate::record::{RunRow, GROUP_JOB};
+use crate::runner::planned_writes::PlannedWrite;
 use crate::runner::Session;
 use crate::workload::result::{Direction, DirectionResult, JobResult, WorkloadResult};
 use std::collections::BTreeMap;
@@ -174,9 +175,11 @@ pub fn summary_table(rows: &[RunRow]) -> String {
 }
 
 /// The matrix as `--dry-run --json` prints it: `{schema, dry_run, plan, config_count,
-/// configs: [{name, knobs, packed}], workloads, repetitions, warmup, order, seed, runs:
-/// [{run, config, workload, repetition, warmup, done}]}`.
-pub fn matrix_json(session: &Session) -> serde_json::Value {
+/// configs: [{name, knobs, packed}], workloads, repetitions, warmup, order, seed, writes,
+/// runs: [{run, config, workload, repetition, warmup, done}]}`; `writes` is
+/// `[{workload, job, configs, start, end}]`, or `{"error": ...}` when the target cannot
+/// tell.
+pub fn matrix_json(session: &Session, writes: &Writes) -> serde_json::Value {
     let matrix = &session.matrix;
     let configs: Vec<serde_json::Value> = session
         .configs
@@ -218,12 +221,51 @@ pub fn matrix_json(session: &Session) -> serde_json::Value {
         "warmup": matrix.warmup(),
         "order": matrix.order().to_string(),
         "seed": session.seed,
+        "writes": match writes {
+            Ok(w) => serde_json::to_value(w).unwrap_or_default(),
+            Err(e) => serde_json::json!({ "error": e }),
+        },
         "runs": runs,
     })
 }
 
+/// What `--dry-run` shows of a plan's writes ([`planned_writes`]), or why it cannot.
+pub type Writes = Result<Vec<PlannedWrite>, String>;
+
+fn write_lines(out: &mut dyn Write, session: &Session, writes: &Writes) -> std::io::Result<()> {
+    let target = session.target.display();
+    match writes {
+        Err(e) => writeln!(out, "writes: not known ({e})"),
+        Ok(w) if w.is_empty() => writeln!(out, "writes: none (every job reads)"),
+        Ok(w) => {
+            writeln!(out, "writes to {target} (bytes, end included):")?;
+            for p in w {
+                let configs = if p.configs.len() == session.configs.len() {
+                    String::new()
+                } else {
+                    format!(" (config {})", p.configs.join(", "))
+                };
+                writeln!(
+                    out,
+                    "  {}/{}{configs}: bytes {}-{} ({})",
+                    p.workload,
+                    p.job,
+                    p.start,
+                    p.end - 1,
+                    crate::units::format_size(p.end - p.start)
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// The matrix as `--dry-run` prints it, written run by run (it can be long).
-pub fn write_matrix(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
+pub fn write_matrix(
+    out: &mut dyn Write,
+    session: &Session,
+    writes: &Writes,
+) -> std::io::Result<()> {
     let matrix = &session.matrix;
     let warmup = match matrix.warmup() {
         0 => String::new(),
@@ -258,6 +300,7 @@ pub fn write_matrix(out: &mut dyn Write, session: &Session) -> std::io::Result<(
         };
         writeln!(out, "config {}: {knobs}", config.name)?;
     }
+    write_lines(out, session, writes)?;
     writeln!(
         out,
         "{:>5}  {:<16} {:<20} {:>4}  note",
@@ -426,7 +469,21 @@ mod tests {
         let mut session = Session::open(&opts, false).unwrap();
         session.finished.insert(2);
         // --json: the same matrix as data (the LAVA run step reads config_count).
-        let v = matrix_json(&session);
+        // As planned_writes gives them for a device (the test plan's job reads: made up).
+        let writes: Writes = Ok(vec![PlannedWrite {
+            workload: "w".into(),
+            job: "j".into(),
+            configs: vec!["A".into()],
+            start: 0,
+            end: 1 << 20,
+        }]);
+        let v = matrix_json(&session, &writes);
+        assert_eq!(v["writes"][0]["end"], 1 << 20);
+        let err: Writes = Err("cannot stat target".into());
+        assert_eq!(
+            matrix_json(&session, &err)["writes"]["error"],
+            "cannot stat target"
+        );
         assert_eq!(v["config_count"], 2);
         assert_eq!(v["configs"][0]["knobs"]["marker"], "1");
         assert_eq!(v["workloads"], serde_json::json!(["w"]));
@@ -444,9 +501,17 @@ mod tests {
         let pretty = serde_json::to_string_pretty(&v).unwrap();
         assert!(pretty.contains("\n  \"config_count\": 2,\n"), "{pretty}");
         let mut out = Vec::new();
-        write_matrix(&mut out, &session).unwrap();
+        write_matrix(&mut out, &session, &writes).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[3],
+            format!(
+                "writes to {} (bytes, end included):",
+                session.target.display()
+            )
+        );
+        assert_eq!(lines[4], "  w/j (config A): bytes 0-1048575 (1MiB)");
         assert_eq!(
             lines[0],
             "plan p: 2 config(s) x 1 workload(s) x 2 repetition(s) + 1 warm-up = 6 runs, \
@@ -455,17 +520,17 @@ mod tests {
         assert_eq!(lines[1], "config A: marker=1");
         assert_eq!(lines[2], "config B: device as found");
         assert_eq!(
-            lines[4],
+            lines[6],
             "    1  A                w                       1  warm-up"
         );
         assert_eq!(
-            lines[5],
+            lines[7],
             "    2  B                w                       1  warm-up, done"
         );
         assert_eq!(
-            lines[9],
+            lines[11],
             "    6  B                w                       3"
         );
-        assert_eq!(lines.len(), 10);
+        assert_eq!(lines.len(), 12);
     }
 }

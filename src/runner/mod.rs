@@ -23,6 +23,7 @@ pub mod events;
 mod evidence;
 mod identity;
 mod knobs;
+pub mod planned_writes;
 mod reopen;
 pub mod results;
 mod resume;

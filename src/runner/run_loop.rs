@@ -130,7 +130,8 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
                 Some(packed) => e.context(format!("config {} (packed = {packed})", config.name)),
                 None => e,
             })?;
-            writes.extend(write_regions(&spec, &target, &engine)?);
+            let regions = write_regions(&spec, &target, &engine)?;
+            writes.extend(regions.into_iter().map(|(_, start, end)| (start, end)));
         }
     }
     // Before the first write: nothing the plan writes may destroy data unless the user

@@ -109,17 +109,18 @@ pub fn plan_clones(
     Ok(clones)
 }
 
-/// The byte ranges `[start, end)` of `target` that the workload's writing jobs write
-/// (each clone's region; on a block device, what [`Target::check_data`] checks).
+/// The byte ranges `[start, end)` of `target` that the workload's writing jobs write,
+/// by job clone name (each clone's region; on a block device, what
+/// [`Target::check_data`] checks).
 pub fn write_regions(
     spec: &WorkloadSpec,
     target: &Target,
     opts: &EngineOptions,
-) -> Result<Vec<(u64, u64)>> {
+) -> Result<Vec<(String, u64, u64)>> {
     Ok(plan_clones(spec, target, opts)?
-        .iter()
+        .into_iter()
         .filter(|c| c.job.rw.writes())
-        .map(|c| (c.region_start, c.region_end()))
+        .map(|c| (c.name.clone(), c.region_start, c.region_end()))
         .collect())
 }
 
