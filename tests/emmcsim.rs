@@ -156,13 +156,18 @@ fn stat(text: &str, name: &str) -> u64 {
 }
 
 /// Boot 1 (Linux 7.x): every check of the module doc's first item, in order; each step
-/// leaves its status and output in /out for the host to assert.
+/// leaves its status and output in /out for the host to assert. It starts as a board
+/// without debugfs mounted: `info` mounts it, and the knob run at the end (cmd23, which
+/// writes debugfs `caps`) works on that mount.
 fn linux_7_script() -> String {
     put("engines.toml", &engines_plan())
         + &put("unwritten.toml", NEVER_WRITTEN)
         + &format!(
             "cut -d' ' -f1 /proc/uptime > /out/uptime-start
+umount /sys/kernel/debug
+grep -c ' debugfs ' /proc/mounts > /out/debugfs-before
 mmcab info --json /dev/mmcblk0 > /out/info.json 2> /out/info.err
+grep ' debugfs ' /proc/mounts > /out/debugfs-after
 for f in {PARAMS}/*; do echo \"${{f##*/}} $(cat $f)\"; done > /out/params
 cat {EXT_CSD} > /out/ext_csd
 mmcab probe packed /dev/mmcblk0 --allow-write --offset 32M --json > /out/probe.json 2> /out/probe.err
@@ -496,10 +501,21 @@ fn linux_7_info_probe_fault_engines_and_packed_plan_on_the_sim_card() {
 
     // (g) Open-ended transfers (cmd23 = off: CMD18/CMD25 ended by CMD12) move the same
     // bytes at the model's speed: one command per request either way (CMD23 or CMD12).
+    // The knob run works on the debugfs mount `info` made (the boot started without).
+    assert_eq!(
+        text(&run, "debugfs-before"),
+        "0",
+        "debugfs unmounted\n{ctx}"
+    );
+    assert!(
+        text(&run, "debugfs-after").contains(" /sys/kernel/debug debugfs rw,"),
+        "info mounts debugfs read-write: {}\n{ctx}",
+        text(&run, "debugfs-after")
+    );
     assert_eq!(
         text(&run, "cmd23.status"),
         "0",
-        "cmd23-ab.toml on the sim card\n{}\n{ctx}",
+        "cmd23-ab.toml on the sim card, debugfs as info mounted it\n{}\n{ctx}",
         text(&run, "cmd23.err")
     );
     let mut mbps: BTreeMap<(String, String), f64> = BTreeMap::new();
