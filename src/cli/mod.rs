@@ -26,6 +26,9 @@ pub mod run_output;
 mod until_ci;
 mod values;
 
+#[cfg(test)]
+mod docs_tests;
+
 pub use calibrate::CalibrateArgs;
 pub use info::InfoArgs;
 pub use knobs::KnobsArgs;

@@ -11,3 +11,6 @@ pub mod matrix;
 pub mod order;
 pub mod spec;
 pub mod sweep;
+
+#[cfg(test)]
+mod docs_tests;

@@ -1,0 +1,313 @@
+//! The user docs against the binary: every `mmcab` command line in README.md and docs/
+//! names subcommands and flags that exist, and the exit-status table of docs/safety.md
+//! says what the code returns. (docs/plans.md's keys against the plan parser:
+//! `crate::plan::docs_tests`.)
+
+use super::{gates, probe_packed, run, Cli};
+use clap::CommandFactory;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// README.md and every page of docs/ (the user docs).
+pub fn user_docs() -> Vec<(PathBuf, String)> {
+    let mut paths = vec![root().join("README.md")];
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .expect("docs/")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    paths.extend(pages);
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect()
+}
+
+/// Code the docs show: the lines of fenced blocks and every inline code span.
+fn code_of(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            out.push(line.to_string());
+        } else {
+            out.extend(line.split('`').skip(1).step_by(2).map(str::to_string));
+        }
+    }
+    out
+}
+
+/// The mmcab command lines in a piece of code: the words after each `mmcab` (or
+/// `./mmcab`) up to the end of that shell command.
+fn command_lines(code: &str) -> Vec<Vec<String>> {
+    let words: Vec<&str> = code.split_whitespace().collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let w = w.trim_start_matches(['"', '\'', '(', '$']);
+        if w != "mmcab" && w != "./mmcab" && !w.ends_with("/mmcab") {
+            continue;
+        }
+        let rest: Vec<String> = words[i + 1..]
+            .iter()
+            .take_while(|w| !["|", "&&", ";", ">", "2>", "#", "||"].contains(w))
+            .take_while(|w| !w.starts_with('#') && !w.starts_with('>'))
+            .map(|w| w.to_string())
+            .collect();
+        out.push(rest);
+    }
+    out
+}
+
+/// The long flags a command takes (its own and its ancestors' globals, and clap's own).
+fn flags(cmd: &clap::Command) -> BTreeSet<String> {
+    let mut set: BTreeSet<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    set.insert("--help".into());
+    set.insert("--version".into());
+    set
+}
+
+/// Walks `words` down the subcommand tree; the flags that the command reached does not
+/// take. Err when the first word is neither a subcommand nor a flag of mmcab.
+fn unknown_flags(words: &[String]) -> Result<Vec<String>, String> {
+    let top = Cli::command();
+    let mut cmd = &top;
+    let mut path = vec!["mmcab".to_string()];
+    let mut rest = words;
+    while let Some(w) = rest.first() {
+        match cmd.find_subcommand(w.as_str()) {
+            Some(sub) => {
+                cmd = sub;
+                path.push(w.clone());
+                rest = &rest[1..];
+            }
+            None => break,
+        }
+    }
+    if path.len() == 1 {
+        if let Some(w) = words.first() {
+            if !w.starts_with("--") {
+                return Err(format!("mmcab {w}: no such subcommand"));
+            }
+        }
+    }
+    let known = flags(cmd);
+    Ok(rest
+        .iter()
+        .filter(|w| w.starts_with("--"))
+        .map(|w| {
+            w.split(['=', ',', ')', ']', '`', '"', '\''])
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .filter(|f| {
+            f.len() > 2
+                && f.chars()
+                    .skip(2)
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+        .filter(|f| !known.contains(f))
+        .map(|f| format!("{} {f}", path.join(" ")))
+        .collect())
+}
+
+/// Words after `mmcab` in the messages the docs quote (`mmcab cannot tell whether ...`).
+const PROSE: &[&str] = &["cannot"];
+
+/// A word after `mmcab` that is not a command: prose or messages (`mmcab: error`,
+/// `mmcab 0.1.0`, `mmcab's`, [`PROSE`]), not a command line. Any other lower-case word
+/// is taken for a subcommand, so a misspelt one fails.
+fn is_command(words: &[String]) -> bool {
+    words.first().is_some_and(|w| {
+        w.starts_with("--")
+            || (w.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                && !PROSE.contains(&w.as_str()))
+    })
+}
+
+#[test]
+fn every_command_line_in_the_docs_exists() {
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for (path, text) in user_docs() {
+        let name = path.strip_prefix(root()).unwrap().display().to_string();
+        for code in code_of(&text) {
+            for words in command_lines(&code) {
+                if !is_command(&words) {
+                    continue;
+                }
+                seen += 1;
+                match unknown_flags(&words) {
+                    Ok(flags) => bad.extend(flags.into_iter().map(|f| format!("{name}: {f}"))),
+                    Err(e) => bad.push(format!("{name}: {e}")),
+                }
+            }
+        }
+    }
+    assert!(
+        seen > 100,
+        "only {seen} command lines found: is the parser broken?"
+    );
+    assert!(
+        bad.is_empty(),
+        "in the docs, not in the binary:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Every subcommand is in README's command table.
+#[test]
+fn readme_lists_every_command() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let top = Cli::command();
+    let mut missing = Vec::new();
+    for sub in top.get_subcommands() {
+        let leaves: Vec<String> = if sub.has_subcommands() {
+            sub.get_subcommands()
+                .map(|s| format!("{} {}", sub.get_name(), s.get_name()))
+                .collect()
+        } else {
+            vec![sub.get_name().to_string()]
+        };
+        for name in leaves {
+            if !readme.contains(&format!("| `{name}` |")) {
+                missing.push(name);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "not in README's command table: {missing:?}"
+    );
+}
+
+/// The parser check would pass a doc that names nothing: it does find these.
+#[test]
+fn the_command_line_check_finds_what_is_wrong() {
+    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(
+        unknown_flags(&words(
+            "run plan.toml --device /dev/x --allow-write --bogus"
+        )),
+        Ok(vec!["mmcab run --bogus".to_string()])
+    );
+    assert_eq!(
+        unknown_flags(&words("probe align /dev/x --count 2 --json")),
+        Ok(vec![])
+    );
+    assert!(unknown_flags(&words("benchmark /dev/x")).is_err());
+    assert_eq!(
+        command_lines("ssh root@b ./mmcab info /dev/mmcblk0 | tee x")[0],
+        words("info /dev/mmcblk0")
+    );
+}
+
+/// The exit statuses docs/safety.md tables, `(status, commands)`.
+fn documented_statuses() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(root().join("docs/safety.md")).unwrap();
+    let section = text
+        .split("\n## Exit statuses")
+        .nth(1)
+        .expect("docs/safety.md: ## Exit statuses")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| status"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].to_string(), cells[2].replace('`', ""))
+        })
+        .collect()
+}
+
+#[test]
+fn the_exit_status_table_is_what_the_code_returns() {
+    let signal = "128 + N".to_string();
+    let code: BTreeSet<(String, &str)> = [
+        (0, "all"),
+        (1, "all"),
+        (2, "all"),
+        (run::EXIT_VERIFY_FAILED, "run"),
+        (probe_packed::EXIT_PROBE_FAILED, "probe packed"),
+        (run::EXIT_IO_ERROR, "run"),
+        (run::EXIT_NOT_RESTORED, "run"),
+        (run::EXIT_NOT_RESTORED, "probe packed"),
+        (gates::EXIT_GATE_FAILED, "report, compare"),
+        (gates::EXIT_GATE_INCONCLUSIVE, "report, compare"),
+    ]
+    .into_iter()
+    .map(|(n, c)| (n.to_string(), c))
+    .chain([(signal.clone(), "run, probe packed")])
+    .collect();
+    let docs: Vec<(String, String)> = documented_statuses();
+    let docs_set: BTreeSet<(String, &str)> =
+        docs.iter().map(|(n, c)| (n.clone(), c.as_str())).collect();
+    assert_eq!(docs.len(), docs_set.len(), "a row twice: {docs:?}");
+    assert_eq!(
+        docs_set, code,
+        "docs/safety.md's exit statuses (left) against the code's (right)"
+    );
+    // clap's usage errors are status 2.
+    let err = Cli::command()
+        .try_get_matches_from(["mmcab", "--no-such-flag"])
+        .unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    // 128 + N: runner::signals::Interrupts::exit_status, tested there.
+}
+
+/// README.md is short and leads to every page; prose lines fit 100 columns (tables,
+/// URLs and code, such as a quoted error line in a block or alone on its line, may be
+/// longer).
+#[test]
+fn readme_is_short_and_prose_fits_100_columns() {
+    let docs = user_docs();
+    let readme = &docs[0].1;
+    assert!(
+        readme.lines().count() < 250,
+        "README.md has {} lines",
+        readme.lines().count()
+    );
+    let mut long = Vec::new();
+    for (path, text) in &docs {
+        let name = path.strip_prefix(root()).unwrap().display().to_string();
+        if name.starts_with("docs/") && !readme.contains(&format!("]({name})")) {
+            long.push(format!("{name}: not linked from README.md"));
+        }
+        let mut fenced = false;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+            }
+            let code_line = {
+                let t = line.trim().trim_end_matches(['.', ',', ':']);
+                t.starts_with('`') && t.ends_with('`') && t.matches('`').count() == 2
+            };
+            let exempt = fenced || code_line || line.starts_with('|') || line.contains("://");
+            if !exempt && line.chars().count() > 100 {
+                long.push(format!(
+                    "{name}:{}: {} characters",
+                    i + 1,
+                    line.chars().count()
+                ));
+            }
+        }
+    }
+    assert!(long.is_empty(), "{}", long.join("\n"));
+}
