@@ -28,10 +28,11 @@ pub struct ManArgs {
 
 pub fn completions(args: &CompletionsArgs, out: &Output) -> Result<ExitCode> {
     let mut cmd = Cli::command();
-    out.stdout(|w| {
-        generate(args.shell, &mut cmd, "mmcab", w);
-        Ok(())
-    })?;
+    // clap_complete panics when its writer fails (`| head`): it writes into memory,
+    // stdout gets the script as every other output.
+    let mut script = Vec::new();
+    generate(args.shell, &mut cmd, "mmcab", &mut script);
+    out.stdout(|w| w.write_all(&script))?;
     Ok(ExitCode::SUCCESS)
 }
 
