@@ -40,4 +40,32 @@ fn man_pages_for_the_tool_and_each_command() {
     }
     let compare = std::fs::read_to_string(dir.path().join("mmcab-compare.1")).unwrap();
     assert!(compare.contains("fail\\-if"), "{compare}");
+    // mmcab's own sections, with the statuses of the gate.
+    for section in [
+        ".SH \"EXIT STATUS\"",
+        ".SH FILES",
+        ".SH EXAMPLES",
+        ".SH \"SEE ALSO\"",
+    ] {
+        assert!(compare.contains(section), "{section}: {compare}");
+    }
+    assert!(compare.contains(".TP\n\\fB7\\fR"), "{compare}");
+    let pages = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(pages, 15, "one page per command");
+}
+
+#[test]
+fn help_points_to_the_man_pages() {
+    let help = mmcab(&["--help"]);
+    let last = help
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(last.starts_with("Manual: `man mmcab`"), "{help}");
+    assert!(last.contains("man mmcab-<command>") && last.contains("mmcab man --dir DIR"));
+    let info = mmcab(&["info", "--help"]);
+    assert!(info.contains("schema: man mmcab-info"), "{info}");
+    assert!(!info.contains("README"), "{info}");
 }

@@ -1,7 +1,7 @@
 //! `mmcab completions SHELL` and `mmcab man [--dir DIR]`: generated from the clap
 //! definitions at run time (clap_complete, clap_mangen), so they always match the binary
-//! and no build script is needed. Installing them: README.md, "Shell completions and man
-//! pages".
+//! and no build script is needed. The man pages add each command's description, exit
+//! statuses, files and examples from the table in `man/sections.rs` (see `man`).
 
 use super::output::Output;
 use super::Cli;
@@ -28,24 +28,28 @@ pub struct ManArgs {
 
 pub fn completions(args: &CompletionsArgs, out: &Output) -> Result<ExitCode> {
     let mut cmd = Cli::command();
-    out.stdout(|w| {
-        generate(args.shell, &mut cmd, "mmcab", w);
-        Ok(())
-    })?;
+    // clap_complete panics when its writer fails (`| head`): it writes into memory,
+    // stdout gets the script as every other output.
+    let mut script = Vec::new();
+    generate(args.shell, &mut cmd, "mmcab", &mut script);
+    out.stdout(|w| w.write_all(&script))?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn man(args: &ManArgs, out: &Output) -> Result<ExitCode> {
-    let cmd = Cli::command();
     match &args.dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
-            clap_mangen::generate_to(cmd, dir)
+            let pages = super::man::write_all(dir)
                 .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
-            out.line(&format!("mmcab: man pages written to {}/", dir.display()));
+            out.line(&format!(
+                "mmcab: {} man pages written to {}/ (man mmcab, man mmcab-COMMAND)",
+                pages.len(),
+                dir.display()
+            ));
         }
-        None => out.stdout(|w| clap_mangen::Man::new(cmd).render(w))?,
+        None => out.stdout(super::man::render_root)?,
     }
     Ok(ExitCode::SUCCESS)
 }

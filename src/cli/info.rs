@@ -10,7 +10,7 @@ use std::process::ExitCode;
 pub struct InfoArgs {
     /// /dev/mmcblkN, /dev/mmcblkNpM (resolved to its disk) or mmcblkN
     pub device: String,
-    /// Machine-readable output (schema in README.md)
+    /// Machine-readable output (schema: man mmcab-info)
     #[arg(long, conflicts_with = "raw")]
     pub json: bool,
     /// Print the raw EXT_CSD as hex, 16 bytes per line

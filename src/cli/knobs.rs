@@ -14,7 +14,7 @@ pub const KNOBS_JSON_SCHEMA: u32 = 1;
 pub struct KnobsArgs {
     /// /dev/mmcblkN or mmcblkN
     pub device: String,
-    /// Machine-readable output (schema in README.md)
+    /// Machine-readable output (schema: man mmcab-knobs)
     #[arg(long)]
     pub json: bool,
 }

@@ -15,6 +15,7 @@ mod export;
 mod gates;
 mod info;
 mod knobs;
+mod man;
 pub mod output;
 mod probe;
 mod probe_flash;
@@ -48,7 +49,10 @@ use std::sync::Arc;
     about = "A/B evaluation harness for the Linux MMC/eMMC stack",
     long_about = "mmcab answers one question with evidence: did a change (packed commands, \
                   bus width, a driver patch, a new kernel) make this eMMC faster or slower, \
-                  and by how much?"
+                  and by how much?",
+    after_help = "Manual: `man mmcab`, `man mmcab-<command>` (e.g. man mmcab-run, man \
+                  mmcab-probe-packed); install the pages with `mmcab man --dir DIR`, or read \
+                  one with `mmcab man > mmcab.1 && man -l mmcab.1`."
 )]
 pub struct Cli {
     #[command(subcommand)]

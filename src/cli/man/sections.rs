@@ -1,0 +1,422 @@
+//! What each man page says beyond clap's definitions, as data: one [`Page`] per command
+//! path, in [`PAGES`]. The long pages are in `sections_run.rs`, `sections_report.rs` and
+//! `sections_probe.rs`; this file has the types, the shared entries and the short pages.
+//!
+//! Text between backquotes is set in bold (commands, options, file and key names).
+//! Exit statuses follow the code: `EXIT_*` in run.rs, gates.rs and probe_packed.rs,
+//! `run::exit_status` for errors, clap's 2 for a wrong command line.
+
+use super::sections_probe::{PROBE, PROBE_ALIGN, PROBE_OPEN_AU, PROBE_PACKED};
+use super::sections_report::{COMPARE, REPORT};
+use super::sections_run::{CALIBRATE, RUN};
+
+/// The sections mmcab adds to one command's man page.
+#[derive(Debug)]
+pub struct Page {
+    /// The command as typed: `mmcab`, `mmcab probe packed`.
+    pub command: &'static str,
+    /// Paragraphs after clap's about text, in DESCRIPTION.
+    pub description: &'static [&'static str],
+    /// JSON OUTPUT: the `--json` document, key -> meaning (empty: no section).
+    pub json: &'static [(&'static str, &'static str)],
+    /// EXIT STATUS: status -> meaning.
+    pub exit_status: &'static [(&'static str, &'static str)],
+    /// ENVIRONMENT: variable -> meaning (empty: no section).
+    pub environment: &'static [(&'static str, &'static str)],
+    /// FILES: path -> what the command does with it.
+    pub files: &'static [(&'static str, &'static str)],
+    /// EXAMPLES: what it does -> the command line.
+    pub examples: &'static [(&'static str, &'static str)],
+    /// SEE ALSO: pages, e.g. `mmcab-report(1)`.
+    pub see_also: &'static [&'static str],
+}
+
+/// Every page, keyed by [`Page::command`]; the tests hold it to the clap tree.
+pub const PAGES: &[&Page] = &[
+    &ROOT,
+    &INFO,
+    &KNOBS,
+    &RUN,
+    &REPORT,
+    &COMPARE,
+    &CALIBRATE,
+    &EXPORT,
+    &EXPORT_FIO,
+    &COMPLETIONS,
+    &MAN,
+    &PROBE,
+    &PROBE_PACKED,
+    &PROBE_ALIGN,
+    &PROBE_OPEN_AU,
+];
+
+/// The page of `command` (`mmcab run`), if the table has one.
+pub fn page(command: &str) -> Option<&'static Page> {
+    PAGES.iter().copied().find(|p| p.command == command)
+}
+
+pub const OK: (&str, &str) = ("0", "Success.");
+pub const ERROR: (&str, &str) = (
+    "1",
+    "An error: one `mmcab: error:` line on stderr says what went wrong and what to do.",
+);
+pub const USAGE: (&str, &str) = (
+    "2",
+    "The command line is wrong (an unknown option, a missing or invalid argument): \
+     clap's usage message on stderr. `--help` and `--version` exit 0.",
+);
+
+/// debugfs as `info` and the ioctl engine use it (mounted when it is not).
+pub const DEBUGFS_HOST: (&str, &str) = (
+    "/sys/kernel/debug/mmcN/",
+    "The host's debugfs: `ios` (bus width, clock, timing), `caps`, `caps2`, and the card's \
+     `mmcN:RCA/ext_csd` and `state`. debugfs is mounted read-write (nosuid, nodev, noexec) \
+     at /sys/kernel/debug when it is not mounted.",
+);
+pub const SYSFS_CARD: (&str, &str) = (
+    "/sys/block/mmcblkN/, /sys/bus/mmc/devices/mmcN:RCA/",
+    "The disk (size, queue, partitions) and the card's attributes (cid, csd, name, date, \
+     type, ...).",
+);
+
+pub const ROOT: Page = Page {
+    command: "mmcab",
+    description: &[
+        "It runs workloads against a device while it switches packing, bus width, CMD23, \
+         the command queue and the cache through the mmc ioctl, sysfs and debugfs, records \
+         every run together with what the kernel did (requests and their sizes, CMD23 use, \
+         device latency, from the block statistics and the mmc trace events), and reports \
+         the A/B as CSV, JSON, a plain-text table ready for a linux-mmc mail, charts, LAVA \
+         test cases, or a pass/fail regression gate for CI.",
+        "A typical A/B: `mmcab info` says what the card is and how the host drives it, \
+         `mmcab knobs` what can be switched, `mmcab run` runs a plan file (configs x \
+         workloads x repetitions, interleaved) into a results directory, and `mmcab report` \
+         compares its configs. Changes that need a reboot (a kernel, a driver patch, a \
+         device tree) are run once per boot with `--label` and compared with `mmcab \
+         compare`. `mmcab probe` tells what a card does (packed writes, erase block size, \
+         open allocation units).",
+        "Most commands need root: CAP_SYS_RAWIO for the mmc ioctl, write access to debugfs \
+         for the knobs, tracefs for the kernel evidence. Writes to a block device need \
+         `--allow-write`; a mounted or held device is always refused, and one that holds \
+         data (partitions, a partition table, a filesystem) unless `--overwrite-data`. \
+         Every knob changed is put back on exit, error, panic and SIGINT, SIGTERM, SIGHUP.",
+        "Each command has its page: `man mmcab-run`, `man mmcab-probe-packed`, ... \
+         (`mmcab man --dir DIR` writes them).",
+    ],
+    json: &[],
+    exit_status: &[
+        OK,
+        ERROR,
+        USAGE,
+        (
+            "3",
+            "`mmcab run`: verify found bad blocks. `mmcab probe packed`: the card did not \
+             execute the packed write as sent.",
+        ),
+        (
+            "4",
+            "`mmcab run`: an I/O on the target failed mid-run (the finished runs are \
+             recorded, the knobs restored; `mmcab run --resume` finishes).",
+        ),
+        (
+            "5",
+            "`mmcab run`, `mmcab probe packed`: something could not be put back (a knob, the \
+             probe's region or EXT_CSD); the commands to finish by hand were printed.",
+        ),
+        (
+            "6",
+            "`mmcab report`, `mmcab compare` with `--fail-if`: the regression gate failed.",
+        ),
+        (
+            "7",
+            "`mmcab report`, `mmcab compare` with `--fail-if`: the gate was inconclusive \
+             (0 with `--allow-inconclusive`).",
+        ),
+        (
+            "128 + N",
+            "`mmcab run`, `mmcab probe packed`: stopped by signal N (130 Ctrl-C, 143 \
+             SIGTERM, 129 SIGHUP) after putting everything back.",
+        ),
+    ],
+    environment: &[(
+        "MMCAB_CALIBRATION_DIR",
+        "The calibration store of `mmcab calibrate` and `mmcab compare` (default \
+         $XDG_DATA_HOME/mmcab/calibration, else ~/.local/share/mmcab/calibration).",
+    )],
+    files: &[
+        (
+            "results/<plan>[-<label>]-<UTC time>/",
+            "A results directory of `mmcab run` (default location, relative to the current \
+             directory): runs.csv, series.csv, latency.csv, evidence.csv, \
+             request_sizes.csv, verify_errors.csv, meta.json, restore.sh; `mmcab report` \
+             adds report/.",
+        ),
+        (
+            "results/probe-<align|open-au>-<disk>-<UTC time>/",
+            "A probe directory of `mmcab probe align` and `mmcab probe open-au`.",
+        ),
+        (
+            "~/.local/share/mmcab/calibration/",
+            "The calibration store (see ENVIRONMENT).",
+        ),
+        DEBUGFS_HOST,
+        SYSFS_CARD,
+        (
+            "/sys/kernel/tracing/instances/mmcab-<pid>-<n>/",
+            "mmcab's private tracefs instance for the kernel evidence, removed afterwards.",
+        ),
+    ],
+    examples: &[
+        ("What the card is and what can be switched:", "mmcab info /dev/mmcblk0\nmmcab knobs /dev/mmcblk0"),
+        (
+            "A/B of bus width 8 vs 4 within one boot, then the report:",
+            "mmcab run workloads/bus-width-ab.toml --device /dev/mmcblk0 --allow-write --out results/ab\nmmcab report results/ab",
+        ),
+        (
+            "Two kernels, three boots each (one `mmcab run --label` per boot), gated:",
+            "mmcab compare base-1 base-2 base-3 --vs new-1 new-2 new-3 --fail-if slower --threshold 3%",
+        ),
+        (
+            "Install the man pages:",
+            "mmcab man --dir /usr/local/share/man/man1 && mandb -q",
+        ),
+    ],
+    see_also: &[
+        "mmcab-info(1)",
+        "mmcab-knobs(1)",
+        "mmcab-run(1)",
+        "mmcab-report(1)",
+        "mmcab-compare(1)",
+        "mmcab-calibrate(1)",
+        "mmcab-export(1)",
+        "mmcab-probe(1)",
+        "fio(1)",
+    ],
+};
+
+pub const INFO: Page = Page {
+    command: "mmcab info",
+    description: &[
+        "Identifies an eMMC or SD card and how the host drives it: CID, CSD, the bus \
+         settings from debugfs `ios`, the host driver and its module, EXT_CSD decoded field \
+         by field, and the capabilities (packed commands, command queue, cache, bus width, \
+         switching the bus width at run time), each decided from registers and kernel files \
+         only, with the reason.",
+        "DEVICE is /dev/mmcblkN, a partition node /dev/mmcblkNpM (resolved to its disk) or \
+         mmcblkN. EXT_CSD is read with CMD8 through the mmc ioctl (root or CAP_SYS_RAWIO); \
+         when that fails mmcab reads the kernel's debugfs `ext_csd` instead and says so. SD \
+         cards have no EXT_CSD: CID, CSD, ios and sysfs are shown. `--raw` prints EXT_CSD as \
+         hex, 16 bytes per line after the byte offset. `mmcab run` stores the `--json` \
+         object in each results directory's meta.json (`device`).",
+    ],
+    json: &[
+        ("schema", "1 (a key that changes meaning bumps it; new keys may appear)."),
+        ("device, disk, host, card, type", "/dev/mmcblk0, mmcblk0, mmc0, mmc0:0001; sysfs `type` (MMC, SD, SDIO)."),
+        ("kernel_release, capacity_bytes, summary", "uname -r; sysfs size x 512; the first line `info` prints."),
+        ("paths", "`block_sysfs`, `card_sysfs`, `host_debugfs`, `card_debugfs`: where the facts came from."),
+        ("identity", "CID decoded (`manfid`, `oemid`, `serial`, `prv`, `hwrev`, `fwrev` as integers; `name`, `date`, `year`, `month`, `manufacturer`, `device_type`, `cid`, `csd`, `type`)."),
+        ("csd", "`structure`, `spec_vers`, `tran_speed_hz`, `read_block_bytes`, `legacy_capacity_bytes`."),
+        ("ios", "`bus_width` (1, 4, 8), `clock_hz`, `actual_clock_hz`, `timing`, `signal_voltage`, `vdd`, `power_mode`, `bus_mode`, `driver_type`."),
+        ("ext_csd", "`source` (ioctl or debugfs, `source_note`), `rev`, `raw` (1024 hex digits), `fields` (JEDEC name -> decoded value, null where the revision does not define it), `fields_raw`, `field_layout`."),
+        ("host_caps, host_driver", "debugfs `caps`/`caps2`; the host's `driver`, `device`, `module`, `builtin`, `parameters`, `version`, `srcversion` (absent without a bound driver)."),
+        ("capabilities.NAME", "`supported` and `reason` for packed, cmdq, cache, bus_width, bus_width_runtime_switch, with their numbers."),
+        ("sysfs", "Every readable attribute of the card's sysfs directory."),
+        ("PART_error", "A part that could not be read is null and `<part>_error` says why."),
+    ],
+    exit_status: &[
+        OK,
+        (
+            "1",
+            "An error, one line naming the device and what to do: not an MMC/SD block \
+             device, no such device, no permission, or `--raw` without an EXT_CSD.",
+        ),
+        USAGE,
+    ],
+    environment: &[],
+    files: &[
+        ("/dev/mmcblkN", "EXT_CSD read with CMD8 through MMC_IOC_CMD."),
+        SYSFS_CARD,
+        (
+            "/sys/class/mmc_host/mmcN/device/driver, /sys/module/<module>/",
+            "The host driver, its module, `version`, `srcversion` and `parameters/*`.",
+        ),
+        DEBUGFS_HOST,
+        ("/proc/self/mounts", "Where debugfs is mounted."),
+    ],
+    examples: &[
+        ("The card and its host:", "mmcab info /dev/mmcblk0"),
+        ("Everything as JSON, for a lab's records:", "mmcab info /dev/mmcblk0 --json > card.json"),
+        ("EXT_CSD as hex:", "mmcab info mmcblk0 --raw"),
+    ],
+    see_also: &["mmcab(1)", "mmcab-knobs(1)", "mmcab-probe-packed(1)"],
+};
+
+pub const KNOBS: Page = Page {
+    command: "mmcab knobs",
+    description: &[
+        "Lists the built-in knobs (bus-width, packing, cmd23, cqe, cache) with their current \
+         value, the values they take, whether mmcab can switch them on this kernel and card, \
+         and why not when it cannot. Nothing is changed.",
+        "bus-width is switched through debugfs `caps` and a runtime-PM re-init of the card \
+         (Linux 6.19 or later); packing through /sys/block/mmcblkN/num_wr_reqs_to_start_packing \
+         (vendor kernels only: mainline never sent packed commands; A/B them with the ioctl \
+         engine instead); cmd23 and cqe through debugfs `caps`/`caps2` and a rebind of the \
+         mmcblk driver; cache by a CMD6 SWITCH of EXT_CSD CACHE_CTRL. Plans name the knobs \
+         in their `[[config]]` tables (`mmcab-run`(1)).",
+    ],
+    json: &[
+        ("schema", "1."),
+        ("device", "DEVICE as given."),
+        ("knobs", "`[{name, available, value, values, reason}]`, in the order of the table."),
+    ],
+    exit_status: &[OK, ERROR, USAGE],
+    environment: &[],
+    files: &[
+        DEBUGFS_HOST,
+        SYSFS_CARD,
+        (
+            "/sys/block/mmcblkN/num_wr_reqs_to_start_packing, /sys/bus/mmc/devices/mmcN:RCA/cmdq_en",
+            "The packing trigger of vendor kernels; the command queue switch where a vendor \
+             kernel makes it writable.",
+        ),
+        ("/dev/mmcblkN", "EXT_CSD (CACHE_SIZE, CACHE_CTRL, CMDQ_SUPPORT, ...) through the mmc ioctl, else debugfs."),
+    ],
+    examples: &[
+        ("The table:", "mmcab knobs /dev/mmcblk0"),
+        ("As JSON:", "mmcab knobs mmcblk0 --json"),
+    ],
+    see_also: &["mmcab-info(1)", "mmcab-run(1)"],
+};
+
+pub const EXPORT: Page = Page {
+    command: "mmcab export",
+    description: &[
+        "Writes a plan in another tool's format, so that a reviewer can re-run a workload \
+         with the tool they trust. `fio` is the one format (`mmcab-export-fio`(1)).",
+    ],
+    json: &[],
+    exit_status: &[OK, ERROR, USAGE],
+    environment: &[],
+    files: &[("PLAN", "The plan file (TOML) read.")],
+    examples: &[
+        (
+            "A fio job file of a plan:",
+            "mmcab export fio workloads/bus-width-ab.toml -o bus-width.fio",
+        ),
+        (
+            "One workload, for a given target, on stdout:",
+            "mmcab export fio workloads/qd-sweep.toml --workload rand-4k-qd8 --device /dev/mmcblk0",
+        ),
+    ],
+    see_also: &["mmcab-export-fio(1)", "fio(1)"],
+};
+
+pub const EXPORT_FIO: Page = Page {
+    command: "mmcab export fio",
+    description: &[
+        "Writes the plan's workloads as a fio job file. Each workload is one fio reporting \
+         group: its first job carries `stonewall`, and `group_reporting` sums its jobs like \
+         mmcab's `all` row. Random jobs get `norandommap`, `engine = \"sync\"` becomes \
+         `ioengine=psync` (the ioctl engine too, with a comment that fio has none), \
+         `pattern = \"zeros\"` becomes `zero_buffers`, writing jobs with verify get \
+         `verify=crc32`; what fio cannot be told is said in comments.",
+        "Sizes are bytes after `--scale-down`, times milliseconds. Without `--device` the \
+         file says `filename=${TARGET}`, which fio takes from the environment. `mmcab report` \
+         shows the same options in its setup lines.",
+    ],
+    json: &[],
+    exit_status: &[
+        OK,
+        (
+            "1",
+            "An error: the plan cannot be read or is invalid, an unknown `--workload`, or \
+             FILE cannot be written.",
+        ),
+        USAGE,
+    ],
+    environment: &[],
+    files: &[
+        ("PLAN", "The plan file (TOML) read."),
+        ("FILE", "With `-o FILE`: the job file written (else stdout)."),
+    ],
+    examples: &[
+        (
+            "Export, then run fio on the target named at run time:",
+            "mmcab export fio workloads/bus-width-ab.toml -o plan.fio\nTARGET=/dev/mmcblk0 fio --output-format=json plan.fio",
+        ),
+        (
+            "Two workloads, scaled down as for `mmcab run --scale-down 16`:",
+            "mmcab export fio workloads/dd-bus-width.toml --scale-down 16 --workload dd-write,dd-read --device /dev/mmcblk0",
+        ),
+    ],
+    see_also: &["mmcab-run(1)", "fio(1)"],
+};
+
+pub const COMPLETIONS: Page = Page {
+    command: "mmcab completions",
+    description: &[
+        "Prints a completion script for the shell on stdout, generated from the binary's \
+         own command-line definitions, so it always matches it.",
+    ],
+    json: &[],
+    exit_status: &[
+        OK,
+        (
+            "1",
+            "stdout could not be written (a reader that goes away is not an error).",
+        ),
+        USAGE,
+    ],
+    environment: &[],
+    files: &[(
+        "/etc/bash_completion.d/, /usr/local/share/zsh/site-functions/, /etc/fish/completions/",
+        "Where the scripts are usually installed (mmcab writes only to stdout).",
+    )],
+    examples: &[
+        (
+            "bash:",
+            "mmcab completions bash > /etc/bash_completion.d/mmcab",
+        ),
+        (
+            "zsh:",
+            "mmcab completions zsh > /usr/local/share/zsh/site-functions/_mmcab",
+        ),
+        (
+            "fish:",
+            "mmcab completions fish > /etc/fish/completions/mmcab.fish",
+        ),
+    ],
+    see_also: &["mmcab(1)", "mmcab-man(1)"],
+};
+
+pub const MAN: Page = Page {
+    command: "mmcab man",
+    description: &[
+        "Prints the man page mmcab(1) as roff on stdout, or with `--dir DIR` writes it and \
+         one page per command (mmcab-run.1, mmcab-probe-packed.1, ...) into DIR. The pages \
+         are generated from the binary's command-line definitions plus its own description, \
+         exit statuses, files and examples of each command, so they always match it.",
+    ],
+    json: &[],
+    exit_status: &[
+        OK,
+        ("1", "DIR cannot be created or a page cannot be written."),
+        USAGE,
+    ],
+    environment: &[],
+    files: &[(
+        "DIR/mmcab.1, DIR/mmcab-COMMAND.1",
+        "The pages written with `--dir DIR` (existing ones are replaced).",
+    )],
+    examples: &[
+        (
+            "Install the pages and read one:",
+            "mmcab man --dir /usr/local/share/man/man1 && mandb -q\nman mmcab-compare",
+        ),
+        (
+            "Read a page without installing it:",
+            "mmcab man > mmcab.1 && man -l mmcab.1",
+        ),
+    ],
+    see_also: &["mmcab(1)", "mmcab-completions(1)", "man(1)"],
+};
