@@ -97,8 +97,9 @@ pub const ROOT: Page = Page {
          open allocation units).",
         "Most commands need root: CAP_SYS_RAWIO for the mmc ioctl, write access to debugfs \
          for the knobs, tracefs for the kernel evidence. Writes to a block device need \
-         `--allow-write`; a mounted or held device is always refused, and one that holds \
-         data (partitions, a partition table, a filesystem) unless `--overwrite-data`. \
+         `--allow-write`; a mounted or held device is always refused, and writes that \
+         overlap data (a partition, a partition table, a filesystem, RAID or LVM \
+         signature) unless `--overwrite-data`. \
          Every knob changed is put back on exit, error, panic and SIGINT, SIGTERM, SIGHUP.",
         "Each command has its page: `man mmcab-run`, `man mmcab-probe-packed`, ... \
          (`mmcab man --dir DIR` writes them).",

@@ -206,7 +206,8 @@ pub const PROBE_OPEN_AU: Page = Page {
     command: "mmcab probe open-au",
     description: &[
         "WRITES to the device (its data there is lost): needs `--allow-write`; a mounted or \
-         held device is refused, one that holds data unless `--overwrite-data`. N units of \
+         held device is refused, and units over data (a partition, a partition table, a \
+         filesystem) unless `--overwrite-data`. N units of \
          `--erase-size`, 12 erase sizes apart from `--offset` (default 16 MiB rounded up to \
          the erase size); for each write size from the erase size down to `--blocksize`, \
          halving, every chunk of an erase block is written into each unit in turn (in \

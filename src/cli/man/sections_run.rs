@@ -9,7 +9,11 @@ pub const RUN: Page = Page {
          file (created and sized when missing, extended but never truncated) or a directory \
          on a mounted filesystem (each job clone gets a file `mmcab.WORKLOAD.JOB.N` there, \
          removed afterwards). Every workload of the selection is checked (keys, values, \
-         regions against the device, write permission) before the first one starts.",
+         regions against the device, write permission) before the first one starts, and \
+         the byte ranges the plan writes against the data on the device: writes over a \
+         partition, a partition table or a filesystem, RAID or LVM signature are refused, \
+         naming it and its bytes, unless `--overwrite-data`. `--dry-run` shows those \
+         ranges.",
         "A plan without `[[config]]` tables, run without any of `--out`, `--label`, \
          `--resume`, `--repeat`, `--until-ci`, `--max-repeat`, `--warmup`, `--order`, \
          `--config` or `--dry-run`, is one pass: each workload once, the device as it is, \
@@ -44,8 +48,9 @@ pub const RUN: Page = Page {
         (
             "dry_run",
             "`--dry-run`: `{schema, dry_run: true, plan, config_count, configs: [{name, \
-             knobs, packed}], workloads, repetitions, warmup, order, seed, runs: [{run, \
-             config, workload, repetition, warmup, done}]}`.",
+             knobs, packed}], workloads, repetitions, warmup, order, seed, writes: \
+             [{workload, job, configs, start, end}], runs: [{run, config, workload, \
+             repetition, warmup, done}]}`.",
         ),
     ],
     exit_status: &[
