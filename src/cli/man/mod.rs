@@ -3,6 +3,7 @@
 //! from the table in [`sections`]: more DESCRIPTION, JSON OUTPUT, EXIT STATUS,
 //! ENVIRONMENT, FILES, EXAMPLES and SEE ALSO, set with the `roff` crate clap_mangen uses.
 
+mod page;
 mod sections;
 mod sections_probe;
 mod sections_report;
@@ -14,7 +15,7 @@ use super::Cli;
 use clap::CommandFactory;
 use clap_mangen::roff::{bold, italic, roman, Inline, Roff};
 use clap_mangen::Man;
-use sections::Page;
+use page::Page;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! The pages of `mmcab probe` and its probes (see sections.rs).
 
-use super::sections::{Page, DEBUGFS_HOST, ERROR, OK, SYSFS_CARD, USAGE};
+use super::page::{Page, DEBUGFS_HOST, ERROR, OK, SYSFS_CARD, USAGE};
 
 /// The flash probes' exit statuses (probe_flash.rs: errors only).
 const FLASH_EXIT: &[(&str, &str)] = &[

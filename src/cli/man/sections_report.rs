@@ -1,6 +1,6 @@
 //! The pages of `mmcab report` and `mmcab compare` (see sections.rs).
 
-use super::sections::{Page, USAGE};
+use super::page::{Page, USAGE};
 
 /// `--json` of report and compare (one document for both).
 const REPORT_JSON: &[(&str, &str)] = &[

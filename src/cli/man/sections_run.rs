@@ -1,6 +1,6 @@
 //! The pages of `mmcab run` and `mmcab calibrate` (see sections.rs).
 
-use super::sections::{Page, OK, USAGE};
+use super::page::{Page, OK, USAGE};
 
 pub const RUN: Page = Page {
     command: "mmcab run",
