@@ -16,6 +16,7 @@ pub mod buffer;
 pub mod clone_io;
 pub mod completion;
 pub mod fio;
+pub mod in_use;
 pub mod io_error;
 pub mod ioctl;
 pub mod job;
