@@ -19,5 +19,6 @@ pub mod geometry;
 pub mod measure;
 pub mod open_au;
 pub mod packed;
+pub mod packed_region;
 pub mod packed_run;
 pub mod record;

@@ -23,6 +23,7 @@
 //! [`ProbeNotRestored`] error naming both. Refusals, before anything is written: see
 //! [`probe_packed`]; the steps: [`super::packed_run`].
 
+pub use super::packed_region::{BlockCheck, ENTRY_BYTES};
 use super::packed_run::{Outcome, Run};
 use crate::device::packed::EXT_CSD_MAX_PACKED_WRITES;
 use crate::device::raw_access::RawAccess;
@@ -36,9 +37,6 @@ use serde::Serialize;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-
-/// Bytes of each entry (and of each canary block).
-pub const ENTRY_BYTES: u64 = 4096;
 
 /// What `mmcab probe packed` was asked.
 #[derive(Debug, Clone, Default)]
@@ -54,16 +52,6 @@ pub struct PackedProbeOptions {
     /// card does with one).
     pub force: bool,
     pub assume_cmd23_passthrough: bool,
-}
-
-/// How one block of the region read back.
-#[derive(Debug, Clone, Serialize)]
-pub struct BlockCheck {
-    /// `entry N` or `canary`.
-    pub what: String,
-    pub offset: u64,
-    /// None: as it should be; else what is wrong.
-    pub problem: Option<String>,
 }
 
 /// Everything the probe did and saw.

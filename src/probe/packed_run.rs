@@ -2,7 +2,7 @@
 //! canaries, set PACKED_EVENT_EN when off, send the packed write, read the card's
 //! status and the region back, judge, put everything back.
 
-use super::packed::{BlockCheck, ENTRY_BYTES};
+use super::packed_region::{BlockCheck, ENTRY_BYTES};
 use crate::aligned::AlignedBuf;
 use crate::device::ioctl::{self, SwitchIndex, CMD_SET_NORMAL};
 use crate::device::mmc_io::MmcIo;
