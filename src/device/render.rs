@@ -52,7 +52,11 @@ fn identity(o: &mut String, id: Option<&Identity>, error: Option<&str>) {
     for (k, v) in [
         (
             "manufacturer",
-            format!("{} (manfid 0x{:06x})", id.manufacturer, id.manfid),
+            // An unknown maker's name already is its manfid.
+            match id.manufacturer.starts_with("unknown") {
+                true => format!("unknown (manfid 0x{:06x})", id.manfid),
+                false => format!("{} (manfid 0x{:06x})", id.manufacturer, id.manfid),
+            },
         ),
         ("oemid", format!("0x{:04x}", id.oemid)),
         ("name", id.name.clone()),
@@ -206,6 +210,21 @@ mod tests {
             let hex = &info.ext_csd.as_ref().unwrap().raw;
             assert_eq!(raw(hex), fixture(&format!("info-v0.1-{which}.raw")));
         }
+    }
+
+    /// A maker mmcab has no name for is said once: `unknown (manfid 0x0000ee)`.
+    #[test]
+    fn an_unknown_maker_is_named_by_its_manfid_once() {
+        let json = fixture("info-v0.1-linux6-bus4.json");
+        let mut info: DeviceInfo = serde_json::from_str(&json).unwrap();
+        let id = info.identity.as_mut().unwrap();
+        id.manfid = 0xee;
+        id.manufacturer = crate::device::cid::manufacturer(crate::device::cid::CardKind::Mmc, 0xee);
+        let text = human(&info);
+        assert!(
+            text.contains("  manufacturer    unknown (manfid 0x0000ee)\n"),
+            "{text}"
+        );
     }
 
     /// Parts that could not be read say why, and nothing else is invented.
