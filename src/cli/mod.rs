@@ -11,6 +11,7 @@
 
 mod calibrate;
 mod completions;
+mod dry_run;
 mod export;
 mod gates;
 mod info;

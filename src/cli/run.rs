@@ -3,7 +3,7 @@
 //! run, the `--dry-run` matrix) and its exit status.
 
 use super::output::Output;
-use super::run_output;
+use super::{dry_run, run_output};
 use crate::knob::guard::KnobsNotRestored;
 use crate::plan::matrix::Order;
 use crate::probe::packed::ProbeNotRestored;
@@ -154,9 +154,9 @@ pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<ExitCode> {
             let writes =
                 runner::planned_writes::planned_writes(&session).map_err(|e| e.to_string());
             if args.json {
-                out.json(&run_output::matrix_json(&session, &writes))?;
+                out.json(&dry_run::matrix_json(&session, &writes))?;
             } else {
-                out.stdout(|w| run_output::write_matrix(w, &session, &writes))?;
+                out.stdout(|w| dry_run::write_matrix(w, &session, &writes))?;
             }
             Ok(ExitCode::SUCCESS)
         }
