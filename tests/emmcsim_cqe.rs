@@ -136,12 +136,10 @@ fn the_command_queue_pipelines_queued_reads_across_boots() {
     // At depth 1 there is nothing to overlap: the queue gains little. The boot without
     // the queue varies more at depth 1 than its icount clock suggests: 18.4 and 15.7
     // MB/s in two boots of the same binary (18.8 with the queue both times), so depth 1
-    // is checked for "no pipelining", not to 5%; depth 8 (2x) is the effect.
+    // is checked for "no pipelining" (under 1.3x), not to 5%; depth 8 (2x, asserted above
+    // at more than 1.5x) is the effect.
     let qd1 = mb_a["rand-read-4k-qd1"] / mb_b["rand-read-4k-qd1"];
-    assert!(
-        (0.9..1.3).contains(&qd1) && qd1 < 0.5 * qd8 / mb_b["rand-read-4k-qd8"],
-        "depth 1: {qd1:.3}\n{table}"
-    );
+    assert!((0.9..1.3).contains(&qd1), "depth 1: {qd1:.3}\n{table}");
     // mmcab compare: the queue side is the faster one, by the measured change.
     let out = Command::new(MMCAB)
         .arg("compare")

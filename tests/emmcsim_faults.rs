@@ -130,7 +130,8 @@ fn a_crc_error_the_kernel_retries_is_shown_in_the_report() {
     assert!(s.meta_finished());
     assert_eq!(s.recorded_runs(), (1..=6).collect(), "{err}");
     let report = s.text("report.txt");
-    // The 5th data command of the plan is in its first run (bw4).
+    // The 7th data command after the fault is armed: the 5th of the first run (bw4),
+    // after the two reads of the data check before the first write.
     let reported = usize::from(report.contains("! bw4: 1 requests failed"));
     let left = s.left_changed("before", "after", 4);
     counts("sim transient data CRC error", 1, reported, s.lost(), left);

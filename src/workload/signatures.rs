@@ -9,9 +9,9 @@
 //! leave) is negligible are used: at least four magic bytes, or two with fields that
 //! must be plausible as well (an MBR's status bytes, ext's block size).
 
+use crate::aligned::AlignedBuf;
 use crate::units::format_size;
-use std::fs::{self, File};
-use std::io::{Read, Seek, SeekFrom};
+use std::fs;
 use std::path::Path;
 
 /// Bytes read from the device's start: enough for every signature below (btrfs's
@@ -311,20 +311,42 @@ pub fn kernel_partitions(sys: &Path) -> Vec<Found> {
     found
 }
 
+/// The first `HEAD_BYTES` and last `TAIL_BYTES` of the device, each read with one
+/// O_DIRECT read (two commands on an eMMC, whatever the page cache holds); a part that
+/// cannot be read is empty.
+fn head_and_tail(path: &Path, size: u64) -> (Vec<u8>, Vec<u8>) {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+    else {
+        return (Vec::new(), Vec::new());
+    };
+    let read = |at: u64, len: usize| -> Vec<u8> {
+        let len = len.min(size.saturating_sub(at) as usize) & !4095;
+        let mut buf = AlignedBuf::new(len, 4096);
+        match f.read_exact_at(buf.as_mut_slice(), at) {
+            Ok(()) => buf.as_slice().to_vec(),
+            Err(_) => Vec::new(),
+        }
+    };
+    let head = read(0, HEAD_BYTES);
+    // The tail must end at the device's end (a size that is not a 4 KiB multiple, which
+    // O_DIRECT could not reach exactly, goes without it).
+    let tail = match size % 4096 {
+        0 => read(size.saturating_sub(TAIL_BYTES as u64), TAIL_BYTES),
+        _ => Vec::new(),
+    };
+    (head, tail)
+}
+
 /// Everything on the block device `path` (sysfs directory `sys`, `size` bytes): the
 /// kernel's partitions, else those its partition table names, and the signatures. A
 /// device that cannot be read shows only what sysfs says (the open that follows
 /// reports the error).
 pub fn data_on(path: &Path, sys: &Path, size: u64) -> Vec<Found> {
-    let mut head = Vec::with_capacity(HEAD_BYTES);
-    let mut tail = Vec::with_capacity(TAIL_BYTES);
-    if let Ok(mut f) = File::open(path) {
-        let _ = (&mut f).take(HEAD_BYTES as u64).read_to_end(&mut head);
-        let from = size.saturating_sub(TAIL_BYTES as u64);
-        if f.seek(SeekFrom::Start(from)).is_ok() {
-            let _ = f.take(TAIL_BYTES as u64).read_to_end(&mut tail);
-        }
-    }
+    let (head, tail) = head_and_tail(path, size);
     let kernel = kernel_partitions(sys);
     let mut found = signatures(&head, &tail, size);
     if !kernel.is_empty() {
