@@ -31,6 +31,20 @@ pub fn read_attrs(dir: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The partitions of the disk whose sysfs directory is `disk` (its subdirectories with a
+/// `partition` file: `mmcblk0p1` ...), by name.
+pub fn partition_dirs(disk: &Path) -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(disk)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("partition").exists())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,6 +57,21 @@ mod tests {
         assert_eq!(read_trimmed(&path).unwrap(), "524288");
         let err = format!("{:#}", read_trimmed(dir.path().join("nope")).unwrap_err());
         assert!(err.contains("cannot read") && err.contains("nope"), "{err}");
+    }
+
+    #[test]
+    fn partitions_are_the_subdirectories_with_a_partition_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for p in ["mmcblk0p2", "mmcblk0p1"] {
+            std::fs::create_dir(dir.path().join(p)).unwrap();
+            std::fs::write(dir.path().join(p).join("partition"), "1\n").unwrap();
+        }
+        std::fs::create_dir(dir.path().join("queue")).unwrap();
+        let names: Vec<_> = partition_dirs(dir.path())
+            .iter()
+            .map(|p| p.file_name().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, ["mmcblk0p1", "mmcblk0p2"]);
     }
 
     #[test]

@@ -77,14 +77,7 @@ impl MmcBlk {
                 continue;
             }
             let mut dirs = vec![dir.clone()];
-            if let Ok(parts) = std::fs::read_dir(&dir) {
-                dirs.extend(
-                    parts
-                        .flatten()
-                        .map(|p| p.path())
-                        .filter(|p| p.join("partition").exists()),
-                );
-            }
+            dirs.extend(crate::device::sysfs::partition_dirs(&dir));
             for d in dirs {
                 let name = d
                     .file_name()

@@ -3,7 +3,7 @@
 //! `holders/`). Writes to a device in use are refused ([`super::target::Target`]), and
 //! the knobs that rebind the card's block driver refuse too (knob/mmcblk.rs).
 
-use crate::device::sysfs::read_trimmed;
+use crate::device::sysfs::{partition_dirs, read_trimmed};
 use anyhow::{Context, Result};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -38,14 +38,9 @@ pub fn block_device_users(path: &Path, sys: &Path, devno: &str) -> Result<Option
         devno.to_string(),
         sys.to_path_buf(),
     )];
-    if let Ok(entries) = fs::read_dir(sys) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.join("partition").exists() {
-                if let Ok(d) = read_trimmed(p.join("dev")) {
-                    devices.push((e.file_name().to_string_lossy().into_owned(), d, p));
-                }
-            }
+    for p in partition_dirs(sys) {
+        if let (Some(name), Ok(d)) = (p.file_name(), read_trimmed(p.join("dev"))) {
+            devices.push((name.to_string_lossy().into_owned(), d, p));
         }
     }
     let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();

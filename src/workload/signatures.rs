@@ -10,8 +10,8 @@
 //! must be plausible as well (an MBR's status bytes, ext's block size).
 
 use crate::aligned::AlignedBuf;
+use crate::device::sysfs::{partition_dirs, read_trimmed};
 use crate::units::format_size;
-use std::fs;
 use std::path::Path;
 
 /// Bytes read from the device's start: enough for every signature below (btrfs's
@@ -289,19 +289,14 @@ fn tail_signatures(tail: &[u8], size: u64) -> Vec<Found> {
 /// Partitions the kernel lists on the disk whose sysfs directory is `sys`, with the
 /// bytes each occupies (sysfs `start` and `size`, in 512-byte sectors).
 pub fn kernel_partitions(sys: &Path) -> Vec<Found> {
-    let sectors = |p: &Path, name: &str| -> Option<u64> {
-        fs::read_to_string(p.join(name)).ok()?.trim().parse().ok()
-    };
-    let mut found: Vec<Found> = fs::read_dir(sys)
+    let sectors =
+        |p: &Path, name: &str| -> Option<u64> { read_trimmed(p.join(name)).ok()?.parse().ok() };
+    let mut found: Vec<Found> = partition_dirs(sys)
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().join("partition").exists())
-        .filter_map(|e| {
-            let p = e.path();
+        .filter_map(|p| {
             let (start, len) = (sectors(&p, "start")?, sectors(&p, "size")?);
             Some(Found::new(
-                format!("partition {}", e.file_name().to_string_lossy()),
+                format!("partition {}", p.file_name()?.to_string_lossy()),
                 start * 512,
                 (start + len) * 512,
             ))

@@ -2,6 +2,7 @@
 //! does not look like, and which writes overlap what.
 
 use super::*;
+use std::fs;
 
 const SIZE: u64 = 64 << 20;
 
