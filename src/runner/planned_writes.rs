@@ -19,8 +19,8 @@ pub struct PlannedWrite {
     pub end: u64,
 }
 
-/// Every job clone's writes, per workload, in plan order. The target is opened read-only
-/// (its size and block size; nothing is read or written).
+/// Every job clone's writes, per workload, in plan order, for `--dry-run`. The target is
+/// opened read-only (its size and block size; nothing is read or written).
 pub fn planned_writes(session: &Session) -> Result<Vec<PlannedWrite>> {
     let target = Target::open(&session.target, false)?;
     let engine = EngineOptions {
@@ -28,11 +28,21 @@ pub fn planned_writes(session: &Session) -> Result<Vec<PlannedWrite>> {
         seed: session.seed,
         ..EngineOptions::default()
     };
+    writes_on(session, &target, &engine)
+}
+
+/// Every job clone's writes on `target` as `engine` runs them, per workload, in plan
+/// order; what the run checks before its first write and `--dry-run` shows.
+pub fn writes_on(
+    session: &Session,
+    target: &Target,
+    engine: &EngineOptions,
+) -> Result<Vec<PlannedWrite>> {
     let mut out: Vec<PlannedWrite> = Vec::new();
     for &w in &session.workloads {
         for config in &session.configs {
             let spec = config.workload(&session.plan.workload[w]);
-            for (job, start, end) in write_regions(&spec, &target, &engine)? {
+            for (job, start, end) in write_regions(&spec, target, engine)? {
                 let same = out.iter_mut().find(|p| {
                     p.workload == spec.name && p.job == job && (p.start, p.end) == (start, end)
                 });

@@ -21,7 +21,6 @@ use crate::evidence::Collector;
 use crate::knob::guard::{GuardReport, KnobGuard, KnobsNotRestored};
 use crate::knob::Knob;
 use crate::plan::matrix::Slot;
-use crate::workload::job::write_regions;
 use crate::workload::target::Writes;
 use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, IoFailure, Target};
 use crate::workload::{WorkloadResult, WorkloadSpec};
@@ -116,7 +115,6 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         force: opts.force,
         ..EngineOptions::default()
     };
-    let mut writes = Vec::new();
     for &w in &session.workloads {
         // Each config that changes a workload (`packed`) is checked as it will run.
         let mut seen = Vec::new();
@@ -130,12 +128,14 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
                 Some(packed) => e.context(format!("config {} (packed = {packed})", config.name)),
                 None => e,
             })?;
-            let regions = write_regions(&spec, &target, &engine)?;
-            writes.extend(regions.into_iter().map(|(_, start, end)| (start, end)));
         }
     }
     // Before the first write: nothing the plan writes may destroy data unless the user
     // said it may go.
+    let writes: Vec<(u64, u64)> = super::planned_writes::writes_on(session, &target, &engine)?
+        .iter()
+        .map(|p| (p.start, p.end))
+        .collect();
     target.check_data(&writes)?;
     Ok(Prepared {
         observer,
