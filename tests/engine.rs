@@ -342,6 +342,60 @@ fn iodepth_has_that_many_ios_in_flight() {
     );
 }
 
+/// `iodepth_batch_complete_min = 8` makes every wait of the io_uring engine take at least
+/// 8 completions: the block layer's reads per `io_uring_enter` (counted by strace) are at
+/// least 8, less the last waits of the drain and one setup call. Without it the engine
+/// waits for one, and the count is reported for comparison.
+#[test]
+#[ignore = "needs root: loop devices (and strace, which testbed/setup installs)"]
+fn iodepth_batch_complete_min_waits_for_that_many() {
+    let dev = LoopDevice::new(64 * MIB);
+    let mut per_enter = Vec::new();
+    for min in ["", "iodepth_batch_complete_min = 8\n"] {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let plan = write_plan(
+            dir.path(),
+            &format!(
+                "name = \"t\"\n[[workload]]\nname = \"q\"\n[[workload.job]]\nname = \"q\"\n\
+                 rw = \"randread\"\nbs = \"4k\"\nengine = \"io_uring\"\niodepth = 16\n{min}\
+                 runtime = \"1s\"\ntime_based = true\n"
+            ),
+        );
+        let counts = dir.path().join("strace");
+        let before = disk_stat(&dev);
+        let out = Command::new("strace")
+            .args(["-f", "-c", "-e", "trace=io_uring_enter", "-o"])
+            .arg(&counts)
+            .arg(env!("CARGO_BIN_EXE_mmcab"))
+            .args(["run", plan.to_str().unwrap(), "--device"])
+            .arg(&dev.dev)
+            .arg("--json")
+            .output()
+            .expect("strace (apt-get install strace)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reads = disk_stat(&dev).reads - before.reads;
+        let text = fs::read_to_string(&counts).unwrap();
+        let enters: u64 = text
+            .lines()
+            .find(|l| l.trim_end().ends_with(" io_uring_enter"))
+            .and_then(|l| l.split_whitespace().nth(3))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no io_uring_enter count in:\n{text}"));
+        assert!(reads > 1000, "{min}: {reads} reads");
+        per_enter.push(reads as f64 / enters as f64);
+    }
+    assert!(
+        per_enter[1] >= 7.5,
+        "reads per io_uring_enter: {:.1} waiting for 8, {:.1} waiting for 1",
+        per_enter[1],
+        per_enter[0]
+    );
+}
+
 /// `fsync = N` fsyncs after every N writes: the device sees one flush per N writes
 /// (and one more for end_fsync), with either engine. (A loop device passes each fsync
 /// on as a flush request: it has a write cache when its backing file can fsync.)

@@ -177,7 +177,7 @@ pub fn fio_job(job: &JobSpec, pass: Option<&str>) -> FioJob {
     let flag = |on: bool| on.then(|| Word("1".into()));
     let size = |v: u64| (v > 0).then_some(Size(v));
     let writes = pass.map_or(job.rw.writes(), |p| p.contains("write"));
-    let options: [(&'static str, Option<FioValue>); 20] = [
+    let options: [(&'static str, Option<FioValue>); 21] = [
         ("rw", word(&rw)),
         (
             "rwmixread",
@@ -196,6 +196,10 @@ pub fn fio_job(job: &JobSpec, pass: Option<&str>) -> FioJob {
         ),
         ("ioengine", word(&engine)),
         ("iodepth", word(&job.iodepth)),
+        (
+            "iodepth_batch_complete_min",
+            job.iodepth_batch_complete_min.and_then(|n| word(&n)),
+        ),
         ("direct", word(&u8::from(job.direct))),
         (
             "fsync",

@@ -333,17 +333,9 @@ fn new_engine(plan: &ClonePlan, file: &File, shared: &Shared) -> Result<EngineIm
             job.pattern,
             seed,
         ))),
-        Engine::IoUring => uring::UringEngine::new(
-            file,
-            job.iodepth,
-            job.bs as usize,
-            align,
-            job.rw.reads(),
-            job.rw.writes(),
-            job.pattern,
-            seed,
-        )
-        .map(|e| EngineImpl::Uring(Box::new(e))),
+        Engine::IoUring => {
+            uring::UringEngine::new(file, job, align, seed).map(|e| EngineImpl::Uring(Box::new(e)))
+        }
         Engine::Ioctl => {
             let access = shared
                 .mmc

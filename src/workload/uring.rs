@@ -17,7 +17,7 @@ use super::io_error::{IoFailure, IoOp};
 use super::offsets::OffsetGen;
 use super::recorder::Recorder;
 use super::result::Direction;
-use super::spec::Pattern;
+use super::spec::JobSpec;
 use crate::aligned::BUFFER_ALIGN;
 use anyhow::{anyhow, Result};
 use linux_uapi::uring::Ring;
@@ -47,6 +47,9 @@ pub struct UringEngine {
     write_pool: usize,
     /// By ring slot.
     slots: Vec<Slot>,
+    /// Completions each wait asks for (`iodepth_batch_complete_min`, 1 by default), or
+    /// all in flight when fewer.
+    complete_min: usize,
     /// The slots of the batch `fill` is queueing.
     just_queued: Vec<usize>,
     /// Origin of the submit and reap times.
@@ -63,18 +66,11 @@ fn unavailable(e: std::io::Error) -> anyhow::Error {
 }
 
 impl UringEngine {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        file: &std::fs::File,
-        depth: u32,
-        bs: usize,
-        align: usize,
-        reads: bool,
-        writes: bool,
-        pattern: Pattern,
-        seed: u64,
-    ) -> Result<UringEngine> {
-        let depth = depth as usize;
+    /// The ring for `job` (its iodepth, bs, read/write mix, pattern and completion
+    /// batch) on `file`, buffers aligned to `align`, write buffers filled from `seed`.
+    pub fn new(file: &std::fs::File, job: &JobSpec, align: usize, seed: u64) -> Result<Self> {
+        let (depth, bs) = (job.iodepth as usize, job.bs as usize);
+        let (reads, writes, pattern) = (job.rw.reads(), job.rw.writes(), job.pattern);
         let separate_write_bufs = reads && writes;
         let pools: &[usize] = if separate_write_bufs {
             &[depth, depth]
@@ -120,6 +116,7 @@ impl UringEngine {
                 };
                 slots
             ],
+            complete_min: job.iodepth_batch_complete_min.unwrap_or(1).max(1) as usize,
             just_queued: Vec::with_capacity(depth),
             epoch: Instant::now(),
         })
@@ -258,10 +255,11 @@ impl UringEngine {
         .into()
     }
 
-    /// Submits what is queued and waits for one completion. `Ok(false)`: interrupted by
-    /// a signal (EINTR), call again.
+    /// Submits what is queued and waits for `complete_min` completions (all in flight
+    /// when fewer are). `Ok(false)`: interrupted by a signal (EINTR), call again.
     fn submit_and_wait(&mut self, io: &CloneIo<'_>, inflight: usize) -> Result<bool> {
-        match self.ring.submit_and_wait(1) {
+        let want = self.complete_min.min(inflight);
+        match self.ring.submit_and_wait(want) {
             Ok(_) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(false),
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(true),

@@ -52,6 +52,21 @@ impl JobSpec {
         if self.iodepth > 4096 {
             bail!("`iodepth` = {} is more than 4096", self.iodepth);
         }
+        if let Some(min) = self.iodepth_batch_complete_min {
+            if self.engine != Engine::IoUring {
+                bail!(
+                    "`iodepth_batch_complete_min` needs engine = \"io_uring\": only its waits \
+                     take a count"
+                );
+            }
+            if min == 0 || min > self.iodepth {
+                bail!(
+                    "`iodepth_batch_complete_min` = {min} must be 1..=`iodepth` ({}); mmcab \
+                     does not poll (fio's 0)",
+                    self.iodepth
+                );
+            }
+        }
         Ok(())
     }
 
