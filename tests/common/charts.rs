@@ -2,11 +2,8 @@
 //! reports.
 //!
 //! ```ignore
-//! #[path = "common/charts.rs"]
-//! mod charts;
+//! use crate::common::charts;
 //! ```
-
-#![allow(dead_code)] // each test crate uses a different part of this module
 
 use std::path::Path;
 

@@ -2,14 +2,12 @@
 //! output, and its stdout when it succeeded.
 //!
 //! ```ignore
-//! #[path = "common/cli.rs"]
-//! mod cli;
+//! use crate::common::cli;
 //! use cli::{mmcab, ok, root};
 //! ```
 
-#![allow(dead_code)] // each test crate uses a different part of this module
-
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The repository root.
@@ -17,13 +15,58 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `mmcab ARGS...`, waited for; no calibration of the user's own boards takes part.
-pub fn mmcab(args: &[&str]) -> Output {
+/// The calibration store the tests' mmcab reads: none, so no calibration of the user's
+/// own boards takes part.
+pub const NO_CALIBRATION: &str = "/nonexistent/mmcab-calibration";
+
+/// `mmcab ARGS...` with calibration store `store`, waited for: the one runner of the
+/// binary, which the helpers below shape for their callers.
+pub fn mmcab_in<S: AsRef<OsStr>>(args: &[S], store: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mmcab"))
         .args(args)
-        .env("MMCAB_CALIBRATION_DIR", "/nonexistent/mmcab-calibration")
+        .env("MMCAB_CALIBRATION_DIR", store)
         .output()
         .expect("run mmcab")
+}
+
+/// `mmcab ARGS...`, waited for; no calibration of the user's own boards takes part.
+pub fn mmcab(args: &[&str]) -> Output {
+    mmcab_in(args, Path::new(NO_CALIBRATION))
+}
+
+/// [`mmcab`] with paths for arguments.
+pub fn mmcab_paths(args: &[&Path]) -> Output {
+    mmcab_in(args, Path::new(NO_CALIBRATION))
+}
+
+/// [`mmcab_paths`] with calibration store `store`.
+pub fn mmcab_store(args: &[&Path], store: &Path) -> Output {
+    mmcab_in(args, store)
+}
+
+/// stdout of `mmcab ARGS...`, which must succeed.
+pub fn mmcab_stdout(args: &[&str]) -> String {
+    ok(mmcab(args))
+}
+
+/// Exit code (`None`: killed by a signal) and stderr of `mmcab ARGS...`.
+pub fn mmcab_code_stderr(args: &[&str]) -> (Option<i32>, String) {
+    let out = mmcab(args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Exit code (a signal panics), stdout bytes and stderr of `mmcab ARGS...`.
+pub fn mmcab_code_bytes(args: &[String]) -> (i32, Vec<u8>, String) {
+    let out = mmcab_in(args, Path::new(NO_CALIBRATION));
+    let code = out.status.code().expect("exit code, not a signal");
+    (
+        code,
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 /// stdout of a command that must have succeeded (else panics with its stderr).

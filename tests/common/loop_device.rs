@@ -5,12 +5,13 @@
 //! disks.
 //!
 //! ```ignore
-//! #[path = "common/loop_device.rs"]
-//! mod loop_device;
+//! use crate::common::loop_device;
 //! use loop_device::LoopDevice;
 //! ```
 
-#![allow(dead_code)] // each test crate uses a different part of this module
+// Also the lib's unit tests take this file (src/lib.rs, test_loop_device), each using a
+// different part of it.
+#![allow(dead_code)]
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};

@@ -1,11 +1,8 @@
 //! Writable copies of results-dir fixtures for the report, gate and LAVA tests.
 //!
 //! ```ignore
-//! #[path = "common/results.rs"]
-//! mod results;
+//! use crate::common::results;
 //! ```
-#![allow(dead_code)] // each test crate uses a different part of this module
-
 use mmcab::record::RunRow;
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,5 @@
 //! What a fault scenario of tests/fixtures/faults/ left in the guest's /out/<name>/
-//! (lib.sh's helpers write it), read by tests/faults.rs and tests/emmcsim_faults.rs.
-
-#![allow(dead_code)] // each test crate uses a different part of this module
+//! (lib.sh's helpers write it), read by tests/guest/faults.rs and tests/guest/emmcsim_faults.rs.
 
 use super::testbed::GuestRun;
 use mmcab::record::{RunRow, GROUP_JOB};

@@ -2,8 +2,6 @@
 //! (a test of mmcab's verify must not share its parser): bytes 0..8 "MMCABVFY", 8..16
 //! the block's byte offset, 16..24 the run id, 24..32 the sequence, 32..36 the block's
 //! length, 36..40 the CRC32 of the block without bytes 36..40 (all little-endian).
-#![allow(dead_code)] // each test crate uses a different part of this module
-
 /// Little-endian u64 at `at`.
 pub fn le64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())

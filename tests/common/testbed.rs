@@ -5,15 +5,14 @@
 //! 6.12, the static aarch64 `mmcab`). What the guests are and what they show:
 //! testbed/README.md.
 //!
-//! Use it from any test file in tests/ (no shared `mod.rs`, so each test crate takes only
-//! this module). Every test that boots the guest carries the ignore attribute below, so
-//! plain `cargo test` lists it as ignored with the reason; `scripts/test-all` (root, after
+//! Use it from the modules of tests/guest/ (the tier 3 binary: every test that boots a
+//! guest lives there). Every such test carries the ignore attribute below, so plain
+//! `cargo test` lists it as ignored with the reason; `scripts/test-all` (root, after
 //! `testbed/setup`) runs it with `--include-ignored`. Forced to run without the testbed, a
 //! test fails naming `testbed/setup`: it never passes without booting.
 //!
 //! ```ignore
-//! #[path = "common/testbed.rs"]
-//! mod testbed;
+//! use crate::common::testbed;
 //!
 //! #[test]
 //! #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
@@ -32,8 +31,6 @@
 //! line (copy what the host should compare into /out) instead of booting per check.
 //! `testbed/run`'s exit status is the guest command's; 124 is the testbed's timeout and
 //! 125 a testbed failure (boot, options, damaged payload), with the reason on stderr.
-#![allow(dead_code)] // each test crate uses a different part of this module
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,0 +1,135 @@
+//! Results directories written by mmcab 0.1.0 stay readable: `mmcab report` and
+//! `mmcab compare` on them print and write what 0.1.0 did, but for the deliberate
+//! changes listed in tests/fixtures/results-v0.1-emmc.README.md.
+//!
+//! Fixtures: tests/fixtures/results-v0.1-emmc-boot1 and -boot2, recorded on the emulated
+//! eMMC by the 0.1.0 binary, and the outputs 0.1.0 gave for them in
+//! tests/fixtures/results-v0.1-emmc.expected/ (how both were made:
+//! tests/fixtures/results-v0.1-emmc.README.md). The directories are never regenerated;
+//! `UPDATE_GOLDEN=1 cargo test --test plain old_results::` rewrites the expected outputs
+//! after an intended change of the report (review the diff and say why in the commit).
+//!
+//! In the guest, `mmcab info` prints what 0.1.0 printed there
+//! (tests/fixtures/qemu-emmc/info-v0.1-*), and a directory recorded now compares with
+//! one 0.1.0 recorded.
+//!
+//! This file holds the tests that boot QEMU guests (tier 3); the others are in
+//! tests/plain/old_results.rs.
+
+use crate::common::cli;
+use crate::common::cli::mmcab_paths as mmcab;
+use crate::common::testbed;
+
+use cli::ok;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A writable copy of `results-v0.1-emmc-<boot>` under `tmp` (the report is written
+/// into the results directory).
+fn copy_fixture(tmp: &Path, boot: &str) -> PathBuf {
+    let from = fixtures().join(format!("results-v0.1-emmc-{boot}"));
+    let to = tmp.join(format!("results-v0.1-emmc-{boot}"));
+    assert_eq!(
+        copy_files(&from, &to),
+        5,
+        "{}: runs, series, latency, meta, restore.sh",
+        from.display()
+    );
+    to
+}
+
+/// Copies the files of a results directory (not the report subdirectory); how many.
+fn copy_files(from: &Path, to: &Path) -> usize {
+    std::fs::create_dir_all(to).expect("mkdir");
+    let mut copied = 0;
+    for entry in std::fs::read_dir(from).expect("read results dir") {
+        let entry = entry.expect("entry");
+        if entry.file_type().expect("type").is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+            copied += 1;
+        }
+    }
+    copied
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// What the guest runs: 0.1.0's fixtures were made the same way (Linux 7.x, bus width
+/// 8, fresh image), plus a short recorded run of the same plan.
+const IN_GUEST: &str = "set -e
+uname -r > /out/uname
+mmcab info --json /dev/mmcblk0 > /out/info.json
+mmcab info /dev/mmcblk0 > /out/info.txt
+mmcab info --raw /dev/mmcblk0 > /out/info.raw
+mmcab run /workloads/bus-width-ab.toml --device /dev/mmcblk0 --allow-write \
+    --scale-down 16 --repeat 2 --workload seq-read --out /out/ab --label now --quiet
+";
+
+/// The kernel release the info-v0.1-linux7-bus8 fixtures were made on; a newer 7.x in
+/// the testbed's cache differs only in this text.
+const FIXTURE_RELEASE: &str = "7.2.13+deb14-armmp";
+
+/// `mmcab info` output (`ext`: json, txt, raw) without the host driver it has shown
+/// since 0.1.0 (a deliberate addition, tests/fixtures/results-v0.1-emmc.README.md):
+/// the JSON without its `host_driver` key, the text without its `host driver` line;
+/// both name the guest's host driver, sdhci-aspeed.
+fn without_host_driver(ext: &str, text: &str) -> String {
+    match ext {
+        "json" => {
+            let mut info: serde_json::Value = serde_json::from_str(text).expect("info --json");
+            let driver = info
+                .as_object_mut()
+                .and_then(|o| o.remove("host_driver"))
+                .expect("info --json has host_driver");
+            assert_eq!(driver["driver"], "sdhci-aspeed", "{driver}");
+            serde_json::to_string_pretty(&info).expect("json") + "\n"
+        }
+        "txt" => {
+            assert!(text.contains("\n  host driver sdhci-aspeed ("), "{text}");
+            text.lines()
+                .filter(|l| !l.starts_with("  host driver "))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        }
+        _ => text.to_string(),
+    }
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn in_the_guest_info_is_what_v0_1_printed_and_new_results_compare_with_old() {
+    let run = testbed::Guest::new("old-results")
+        .kernel("7")
+        .bus_width(8)
+        .run(IN_GUEST);
+    run.assert_success();
+    let release = run.out_text("uname").trim().to_string();
+    for ext in ["json", "txt", "raw"] {
+        let want = read(&fixtures().join(format!("qemu-emmc/info-v0.1-linux7-bus8.{ext}")));
+        let got = run
+            .out_text(&format!("info.{ext}"))
+            .replace(&release, FIXTURE_RELEASE);
+        let got = without_host_driver(ext, &got);
+        assert!(
+            got == want,
+            "info ({ext}) differs from what 0.1.0 printed in the guest\n--- 0.1.0\n{want}\n--- now\n{got}"
+        );
+    }
+    // The directory recorded now and the one 0.1.0 recorded: same card, same plan.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let old = copy_fixture(tmp.path(), "boot1");
+    let now = tmp.path().join("now");
+    // Recorded now: the 0.1.0 files plus the kernel evidence.
+    assert_eq!(copy_files(&run.out_dir.join("ab"), &now), 7);
+    assert!(now.join("evidence.csv").is_file() && now.join("request_sizes.csv").is_file());
+    let text = ok(mmcab(&[Path::new("compare"), &old, &now]));
+    assert!(
+        text.contains("now/bus8 vs boot1/bus8:") && text.contains("now/bus4 vs boot1/bus4:"),
+        "{text}"
+    );
+}

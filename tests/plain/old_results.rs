@@ -1,0 +1,181 @@
+//! Results directories written by mmcab 0.1.0 stay readable: `mmcab report` and
+//! `mmcab compare` on them print and write what 0.1.0 did, but for the deliberate
+//! changes listed in tests/fixtures/results-v0.1-emmc.README.md.
+//!
+//! Fixtures: tests/fixtures/results-v0.1-emmc-boot1 and -boot2, recorded on the emulated
+//! eMMC by the 0.1.0 binary, and the outputs 0.1.0 gave for them in
+//! tests/fixtures/results-v0.1-emmc.expected/ (how both were made:
+//! tests/fixtures/results-v0.1-emmc.README.md). The directories are never regenerated;
+//! `UPDATE_GOLDEN=1 cargo test --test plain old_results::` rewrites the expected outputs
+//! after an intended change of the report (review the diff and say why in the commit).
+//!
+//! In the guest, `mmcab info` prints what 0.1.0 printed there
+//! (tests/fixtures/qemu-emmc/info-v0.1-*), and a directory recorded now compares with
+//! one 0.1.0 recorded.
+//!
+//! This file holds the tests that need neither root nor the testbed (tier 1); the others
+//! are in tests/guest/old_results.rs.
+
+use crate::common::cli;
+use crate::common::cli::mmcab_paths as mmcab;
+use cli::ok;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn expected(name: &str) -> PathBuf {
+    fixtures().join("results-v0.1-emmc.expected").join(name)
+}
+
+/// A writable copy of `results-v0.1-emmc-<boot>` under `tmp` (the report is written
+/// into the results directory).
+fn copy_fixture(tmp: &Path, boot: &str) -> PathBuf {
+    let from = fixtures().join(format!("results-v0.1-emmc-{boot}"));
+    let to = tmp.join(format!("results-v0.1-emmc-{boot}"));
+    assert_eq!(
+        copy_files(&from, &to),
+        5,
+        "{}: runs, series, latency, meta, restore.sh",
+        from.display()
+    );
+    to
+}
+
+/// Copies the files of a results directory (not the report subdirectory); how many.
+fn copy_files(from: &Path, to: &Path) -> usize {
+    std::fs::create_dir_all(to).expect("mkdir");
+    let mut copied = 0;
+    for entry in std::fs::read_dir(from).expect("read results dir") {
+        let entry = entry.expect("entry");
+        if entry.file_type().expect("type").is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+            copied += 1;
+        }
+    }
+    copied
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `actual` equals the golden file `name` (or replaces it with UPDATE_GOLDEN=1).
+fn golden(name: &str, actual: &str) {
+    let path = expected(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let want = read(&path);
+    assert!(
+        want == actual,
+        "output differs from what mmcab 0.1.0 gave ({}; UPDATE_GOLDEN=1 to accept an \
+         intended change):\n--- expected\n{want}\n--- actual\n{actual}",
+        path.display()
+    );
+}
+
+#[test]
+fn report_of_a_v0_1_results_dir_is_unchanged() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for boot in ["boot1", "boot2"] {
+        let dir = copy_fixture(tmp.path(), boot);
+        let text = ok(mmcab(&[Path::new("report"), &dir]));
+        golden(&format!("report-{boot}.txt"), &text);
+        assert_eq!(read(&dir.join("report/report.txt")), text, "{boot}");
+        golden(
+            &format!("summary-{boot}.csv"),
+            &read(&dir.join("report/summary.csv")),
+        );
+    }
+}
+
+#[test]
+fn compare_of_two_v0_1_results_dirs_is_unchanged() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = copy_fixture(tmp.path(), "boot1");
+    let b = copy_fixture(tmp.path(), "boot2");
+    let text = ok(mmcab(&[Path::new("compare"), &a, &b]));
+    golden("compare-boot1-vs-boot2.txt", &text);
+    let out = a.join("report/compare-boot1-vs-boot2");
+    assert_eq!(read(&out.join("report.txt")), text);
+    golden(
+        "compare-boot1-vs-boot2-summary.csv",
+        &read(&out.join("summary.csv")),
+    );
+}
+
+/// The device recorded by 0.1.0 (`meta.json` `device` = `info --json`) is still what
+/// compare checks: another card serial or capacity in it is refused, naming the field.
+#[test]
+fn compare_still_refuses_another_card_recorded_by_v0_1() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = copy_fixture(tmp.path(), "boot1");
+    for (pointer, value, field) in [
+        ("/device/identity/serial", serde_json::json!(1), "serial"),
+        ("/device/identity/manfid", serde_json::json!(0x15), "manfid"),
+        (
+            "/device/capacity_bytes",
+            serde_json::json!(1u64 << 33),
+            "capacity_bytes",
+        ),
+    ] {
+        let b = copy_fixture(tmp.path(), "boot2");
+        let meta_path = b.join("meta.json");
+        let mut meta: serde_json::Value = serde_json::from_str(&read(&meta_path)).expect("json");
+        *meta.pointer_mut(pointer).expect(pointer) = value;
+        std::fs::write(
+            &meta_path,
+            serde_json::to_string_pretty(&meta).expect("json"),
+        )
+        .expect("write meta.json");
+        let out = mmcab(&[Path::new("compare"), &a, &b]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(&format!("device {field} differs")),
+            "{pointer}: {err}"
+        );
+    }
+}
+
+/// The new form takes 0.1.0 directories as boots: two boots per side (copies of the
+/// two 0.1.0 boots on both sides, an A/A comparison) are tested on their boot means,
+/// and one boot per side is shown without a verdict.
+#[test]
+fn v0_1_results_dirs_compare_as_boots() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = copy_fixture(tmp.path(), "boot1");
+    let b = copy_fixture(tmp.path(), "boot2");
+    let (a2, b2) = (
+        tmp.path().join("again-boot1"),
+        tmp.path().join("again-boot2"),
+    );
+    copy_files(&a, &a2);
+    copy_files(&b, &b2);
+    let vs = Path::new("--vs");
+    let text = ok(mmcab(&[Path::new("compare"), &a, &b, vs, &b2, &a2]));
+    assert!(text.contains("Boots are the unit"), "{text}");
+    assert!(
+        text.contains("base/bus8 (A)") && text.contains("2 x 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("new/bus8 vs base/bus8: +0.0% [")
+            && text.contains("2+2 boots: no significant change"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("faster") && !text.contains("slower"),
+        "{text}"
+    );
+    let out = a.join("report/compare-base-vs-new");
+    assert!(read(&out.join("summary.csv")).contains(",boot_means_welch,"));
+
+    let text = ok(mmcab(&[Path::new("compare"), &a, vs, &b]));
+    assert!(
+        text.contains("boot2/bus8 vs boot1/bus8: +29.6% (one boot per side: not tested)"),
+        "{text}"
+    );
+}
