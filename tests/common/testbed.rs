@@ -34,8 +34,56 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// The host cores the guests of this test process keep busy at once: the guest tier is
+/// one binary run with `--test-threads=2`, so two guests of different modules may want
+/// to run together. A guest without `--icount` runs its vCPUs in parallel (QEMU's
+/// multi-threaded TCG: the ast2600-evb's two Cortex-A7s take two cores), one with
+/// `--icount` runs them round-robin on one thread, and the arm64 guest has one vCPU.
+/// [`Guest::run`] takes its share for the boot and gives it back after, so two icount
+/// guests overlap on a 2-core machine but two 2-vCPU guests do not slow each other (and
+/// the QEMU card's timing) down. Tests that start guests themselves (bench/boots,
+/// ./quickstart, LAVA's dispatcher) take a share with [`cores`]. The machine's count,
+/// or MMCAB_TEST_GUEST_CORES.
+fn core_budget() -> usize {
+    static BUDGET: OnceLock<usize> = OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        std::env::var("MMCAB_TEST_GUEST_CORES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(2)
+            .max(1)
+    })
+}
+
+static CORES_BUSY: Mutex<usize> = Mutex::new(0);
+static CORES_FREED: Condvar = Condvar::new();
+
+/// A share of the host's cores held by a running guest (see [`core_budget`]); given back
+/// when dropped.
+pub struct Cores(usize);
+
+/// Waits until `n` cores (at most the budget) are free for a guest and takes them.
+pub fn cores(n: usize) -> Cores {
+    let n = n.clamp(1, core_budget());
+    let mut busy = CORES_BUSY.lock().unwrap_or_else(|e| e.into_inner());
+    while *busy + n > core_budget() {
+        busy = CORES_FREED.wait(busy).unwrap_or_else(|e| e.into_inner());
+    }
+    *busy += n;
+    Cores(n)
+}
+
+impl Drop for Cores {
+    fn drop(&mut self) {
+        let mut busy = CORES_BUSY.lock().unwrap_or_else(|e| e.into_inner());
+        *busy -= self.0;
+        CORES_FREED.notify_all();
+    }
+}
 
 /// The repository root (where `testbed/run` lives).
 pub fn repo_root() -> PathBuf {
@@ -318,6 +366,13 @@ impl Guest {
         let _ = std::fs::remove_dir_all(&out_dir);
         let args = self.args(&out_dir);
         let script = repo_root().join("testbed/run");
+        // testbed/run gives a sim card --icount 1 unless told otherwise.
+        let icount = match self.icount.as_deref() {
+            Some(i) => i != "off",
+            None => self.sim_card(),
+        };
+        let one_thread = self.arch == "arm64" || icount;
+        let _cores = cores(if one_thread { 1 } else { 2 });
         let started = Instant::now();
         let out = Command::new(&script)
             .args(&args)

@@ -27,6 +27,8 @@ const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
 /// bench/boots boots a failed one once more (a boot that fails twice makes it exit 3,
 /// naming the boot and the tail of its log on stderr).
 fn bench_boots(work: &Path, out: &Path) -> Output {
+    // JOBS=2: two single-threaded (icount) guests at a time.
+    let _cores = testbed::cores(2);
     Command::new(testbed::repo_root().join("bench/boots"))
         .arg("all")
         .env("CARD", "sim")

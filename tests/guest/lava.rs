@@ -33,6 +33,8 @@ fn a_real_lava_dispatcher_runs_the_definition_with_the_plan_it_names() {
         .prefix("mmcab-lava-run.")
         .tempdir_in("/var/tmp")
         .unwrap();
+    // The dispatcher boots QEMU's ast2600-evb: two vCPUs, two cores.
+    let cores = testbed::cores(2);
     let out = Command::new(cli::root().join("lava/lava-run-qemu"))
         .arg("--mmcab")
         .arg(testbed::mmcab_armv7())
@@ -41,6 +43,7 @@ fn a_real_lava_dispatcher_runs_the_definition_with_the_plan_it_names() {
         .current_dir(cli::root())
         .output()
         .unwrap();
+    drop(cores);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
