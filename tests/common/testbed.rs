@@ -63,8 +63,8 @@ static CORES_BUSY: Mutex<usize> = Mutex::new(0);
 static CORES_FREED: Condvar = Condvar::new();
 
 /// A share of the host's cores held by a running guest (see [`core_budget`]); given back
-/// when dropped.
-pub struct Cores(usize);
+/// when dropped. The field is how many.
+pub struct Cores(pub usize);
 
 /// Waits until `n` cores (at most the budget) are free for a guest and takes them.
 pub fn cores(n: usize) -> Cores {
@@ -372,7 +372,8 @@ impl Guest {
             None => self.sim_card(),
         };
         let one_thread = self.arch == "arm64" || icount;
-        let _cores = cores(if one_thread { 1 } else { 2 });
+        let asked = Instant::now();
+        let cores = cores(if one_thread { 1 } else { 2 });
         let started = Instant::now();
         let out = Command::new(&script)
             .args(&args)
@@ -380,6 +381,7 @@ impl Guest {
             .arg(command_line)
             .output()
             .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+        log_boot(&self.label, cores.0, started - asked, started.elapsed());
         GuestRun {
             description: format!("testbed/run {} -- {command_line:?}", args.join(" ")),
             status: out.status.code(),
@@ -388,6 +390,28 @@ impl Guest {
             out_dir,
             wall: started.elapsed(),
         }
+    }
+}
+
+/// With MMCAB_GUEST_TIMES=FILE (scripts/test-all sets it), one line per boot appended to
+/// FILE: label, cores taken, seconds waited for them, seconds booted; for finding where
+/// the guest tier's time goes.
+pub fn log_boot(label: &str, cores: usize, waited: Duration, wall: Duration) {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("MMCAB_GUEST_TIMES") else {
+        return;
+    };
+    let line = format!(
+        "{label}\t{cores}\t{:.1}\t{:.1}\n",
+        waited.as_secs_f64(),
+        wall.as_secs_f64()
+    );
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path);
+    if let Err(e) = file.and_then(|mut f| f.write_all(line.as_bytes())) {
+        eprintln!("MMCAB_GUEST_TIMES={}: {e}", path.to_string_lossy());
     }
 }
 

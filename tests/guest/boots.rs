@@ -28,8 +28,10 @@ const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
 /// naming the boot and the tail of its log on stderr).
 fn bench_boots(work: &Path, out: &Path) -> Output {
     // JOBS=2: two single-threaded (icount) guests at a time.
-    let _cores = testbed::cores(2);
-    Command::new(testbed::repo_root().join("bench/boots"))
+    let asked = std::time::Instant::now();
+    let cores = testbed::cores(2);
+    let started = std::time::Instant::now();
+    let out = Command::new(testbed::repo_root().join("bench/boots"))
         .arg("all")
         .env("CARD", "sim")
         .env("WORK", work)
@@ -47,7 +49,9 @@ fn bench_boots(work: &Path, out: &Path) -> Output {
             ("TH_UNTIL_CI", "1"),
         ])
         .output()
-        .unwrap()
+        .unwrap();
+    testbed::log_boot("bench_boots", cores.0, started - asked, started.elapsed());
+    out
 }
 
 /// bench/boots end to end on the simulated card (boots two at a time, compare, report,
