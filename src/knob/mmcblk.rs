@@ -301,9 +301,19 @@ mod tests {
         let device = crate::test_loop_device::LoopDevice::new(1 << 20);
         let node = device.dev.clone();
         let dev = std::fs::metadata(&node).unwrap().rdev();
-        // This process holding it does not count: the runner closes its own handle.
+        // This process holding it does not count: the runner closes its own handle. A new
+        // loop device is probed by udev's workers for a moment (they open it): wait for
+        // them to let go, up to 5 s.
         let own = std::fs::File::open(&node).unwrap();
-        assert!(open_by_others(&BTreeSet::from([dev])).is_empty());
+        let mut others = open_by_others(&BTreeSet::from([dev]));
+        for _ in 0..50 {
+            if others.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            others = open_by_others(&BTreeSet::from([dev]));
+        }
+        assert!(others.is_empty(), "{others:?}");
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .stdin(std::fs::File::open(&node).unwrap())
