@@ -60,4 +60,26 @@ $(uring 32)|--rw=randwrite --bs=4k $(fio_uring 32)"
   "4k-randread-qd32-io_uring-wait1|rw = \"randread\"
 bs = \"4k\"
 $(uring_wait1 32)|--rw=randread --bs=4k $(fio_uring_wait1 32)"
+  "4k-randwrite-qd1-sync|rw = \"randwrite\"
+bs = \"4k\"
+engine = \"sync\"|--rw=randwrite --bs=4k $PSYNC"
+  "4k-randwrite-qd1-io_uring|rw = \"randwrite\"
+bs = \"4k\"
+$(uring 1)|--rw=randwrite --bs=4k $(fio_uring 1)"
+  "4k-randwrite-qd8-io_uring|rw = \"randwrite\"
+bs = \"4k\"
+$(uring 8)|--rw=randwrite --bs=4k $(fio_uring 8)"
+  "4k-randwrite-qd32-io_uring-wait1|rw = \"randwrite\"
+bs = \"4k\"
+$(uring_wait1 32)|--rw=randwrite --bs=4k $(fio_uring_wait1 32)"
 )
+
+# ROWS_MATCH (an extended regex): only the rows whose name matches, e.g. "randwrite".
+if [ -n "${ROWS_MATCH:-}" ]; then
+    kept=()
+    for row in "${ROWS[@]}"; do
+        [[ ${row%%|*} =~ $ROWS_MATCH ]] && kept+=("$row")
+    done
+    [ "${#kept[@]}" -gt 0 ] || { echo "ROWS_MATCH=$ROWS_MATCH matches no row" >&2; exit 1; }
+    ROWS=("${kept[@]}")
+fi
