@@ -1,5 +1,5 @@
 //! Running the mmcab binary from end-to-end tests: the repository root, one command's
-//! output, and its stdout when it succeeded.
+//! output, its stdout when it succeeded, and its one line when it failed.
 //!
 //! ```ignore
 //! use crate::common::cli;
@@ -95,4 +95,28 @@ pub fn assert_mail_text(text: &str) {
         assert!(line.is_ascii(), "line {} is not ASCII: {line:?}", i + 1);
         assert_eq!(line, line.trim_end(), "trailing blanks on line {}", i + 1);
     }
+}
+
+/// Fails unless the run failed with exactly one line on stderr, no stdout, no panic;
+/// that line (`mmcab info`'s refusals: tests/plain/info.rs, tests/host/info.rs).
+pub fn one_line_failure(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        !out.status.success(),
+        "expected failure, got success: {stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "not one line: {stderr}"
+    );
+    assert!(stderr.starts_with("mmcab: error: "), "{stderr}");
+    stderr
 }

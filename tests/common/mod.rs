@@ -14,8 +14,13 @@
 
 pub mod charts;
 pub mod cli;
+pub mod engine;
+pub mod fidelity;
+pub mod lava;
 pub mod loop_device;
+pub mod old_results;
 pub mod results;
+pub mod runner;
 pub mod scenario;
 pub mod stamp;
 pub mod testbed;

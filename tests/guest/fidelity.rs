@@ -11,45 +11,10 @@
 
 use crate::common::charts;
 use crate::common::cli;
+use crate::common::fidelity::bins_match_runs;
 use crate::common::testbed;
 
 use cli::{mmcab, ok};
-use std::path::Path;
-
-/// The throughput bins of each measured write run (group rows, or the only job's)
-/// integrate to the run's MB/s in runs.csv: the chart reflects the data.
-fn bins_match_runs(dir: &Path, workload: &str) -> usize {
-    let runs: Vec<mmcab::record::RunRow> =
-        mmcab::record::writer::read_csv(&dir.join("runs.csv")).unwrap();
-    let series: Vec<mmcab::record::SeriesRow> =
-        mmcab::record::writer::read_rows(&dir.join("series.csv")).unwrap();
-    let mut checked = 0;
-    for r in runs.iter().filter(|r| {
-        r.workload == workload
-            && r.job == mmcab::record::GROUP_JOB
-            && r.direction.as_str() == "write"
-    }) {
-        let bins: Vec<&mmcab::record::SeriesRow> = series
-            .iter()
-            .filter(|s| s.run == r.run && s.job == r.job && s.direction == r.direction)
-            .collect();
-        let (bytes, seconds) = bins.iter().fold((0.0, 0.0), |(b, t), s| {
-            let (_, w) = s.bin();
-            (b + s.mb_per_s * w, t + w)
-        });
-        assert!(
-            (bytes / seconds - r.mb_per_s).abs() <= 0.01 * r.mb_per_s,
-            "run {}: bins say {} MB/s over {seconds} s, runs.csv {} MB/s over {} s",
-            r.run,
-            bytes / seconds,
-            r.mb_per_s,
-            r.seconds
-        );
-        assert!(bins.len() >= 5, "run {}: {} bins", r.run, bins.len());
-        checked += 1;
-    }
-    checked
-}
 
 /// What the quick start does (bus-width-ab.toml on a fresh 64 MiB emulated eMMC under
 /// Linux 7.x, booted 8-bit, the report made by the guest's armv7 mmcab), then its

@@ -8,12 +8,13 @@
 //! guest (tier 2); the others are in tests/plain/engine.rs.
 
 use crate::common::cli::mmcab;
+use crate::common::engine::{dir_of, job, run_json, u, workload, write_plan};
 use crate::common::loop_device;
 use loop_device::LoopDevice;
 use serde_json::Value;
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const MIB: u64 = 1 << 20;
@@ -51,65 +52,6 @@ impl Drop for Mounted {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(self.dir.path()).status();
     }
-}
-
-fn write_plan(dir: &Path, text: &str) -> PathBuf {
-    let p = dir.join("plan.toml");
-    fs::write(&p, text).unwrap();
-    p
-}
-
-/// Run a plan text against a target, expect success, return the JSON.
-fn run_json(plan: &str, target: &Path, extra: &[&str]) -> Value {
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let p = write_plan(dir.path(), plan);
-    let mut args = vec![
-        "run",
-        p.to_str().unwrap(),
-        "--device",
-        target.to_str().unwrap(),
-        "--json",
-    ];
-    args.extend_from_slice(extra);
-    let out = mmcab(&args);
-    assert!(
-        out.status.success(),
-        "mmcab failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn workload<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["workload"] == name)
-        .unwrap()
-}
-
-fn job<'a>(w: &'a Value, name: &str) -> &'a Value {
-    w["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|j| j["job"] == name)
-        .unwrap_or_else(|| panic!("no job {name} in {w}"))
-}
-
-fn dir_of<'a>(j: &'a Value, direction: &str) -> &'a Value {
-    j["directions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["direction"] == direction)
-        .unwrap()
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap()
 }
 
 #[test]

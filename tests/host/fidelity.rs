@@ -11,6 +11,7 @@
 
 use crate::common::charts;
 use crate::common::cli;
+use crate::common::fidelity::{job_dir, MIXED};
 use crate::common::loop_device;
 
 use cli::{mmcab, ok, root};
@@ -83,43 +84,6 @@ fn qd_sweep_on_a_loop_device_charts_iops_against_depth_and_block_size() {
         std::fs::read_to_string(out.join("report/sweep-randread-4k-by-depth-read.svg")).unwrap();
     assert!(svg.contains("queue depth"), "x axis names the depth");
 }
-
-/// (ops, seconds) of `job`'s `direction` in the first workload of `mmcab run --json`.
-fn job_dir(v: &serde_json::Value, job: &str, direction: &str) -> (u64, f64) {
-    let jobs = v["workloads"][0]["jobs"].as_array().unwrap();
-    let j = jobs
-        .iter()
-        .find(|j| j["job"] == job)
-        .unwrap_or_else(|| panic!("no job {job}: {v}"));
-    let d = j["directions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["direction"] == direction)
-        .unwrap();
-    (d["ops"].as_u64().unwrap(), d["seconds"].as_f64().unwrap())
-}
-
-const MIXED: &str = r#"
-name = "mixed"
-[[workload]]
-name = "short-read-long-write"
-WINDOW
-[[workload.job]]
-name = "read"
-rw = "randread"
-size = "1MiB"
-io_size = "64KiB"
-direct = false
-[[workload.job]]
-name = "write"
-rw = "write"
-bs = "64KiB"
-offset = "1MiB"
-size = "64MiB"
-direct = false
-end_fsync = true
-"#;
 
 /// (start, end) of `job`'s `direction` clock, seconds after the measured phase began.
 fn window_of(v: &serde_json::Value, job: &str, direction: &str) -> (f64, f64) {

@@ -6,33 +6,10 @@
 //! guest (tier 2); the others are in tests/plain/info.rs.
 
 use crate::common::cli::mmcab;
+use crate::common::cli::one_line_failure;
 use crate::common::loop_device;
 use loop_device::LoopDevice;
 use std::path::Path;
-use std::process::Output;
-
-/// Fails unless the run failed with exactly one line on stderr, no stdout, no panic.
-fn one_line_failure(out: &Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(
-        !out.status.success(),
-        "expected failure, got success: {stderr}"
-    );
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        out.stdout.is_empty(),
-        "stdout: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "not one line: {stderr}"
-    );
-    assert!(stderr.starts_with("mmcab: error: "), "{stderr}");
-    stderr
-}
 
 #[test]
 #[ignore = "needs root: loop devices"]

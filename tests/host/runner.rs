@@ -8,6 +8,7 @@
 //! guest (tier 2); the others are in tests/plain/runner.rs.
 
 use crate::common::loop_device;
+use crate::common::runner::plan;
 use loop_device::LoopDevice;
 use mmcab::record::{Meta, RunRow, GROUP_JOB};
 use std::collections::BTreeMap;
@@ -27,52 +28,6 @@ fn read_ahead(dev: &LoopDevice) -> String {
         .unwrap()
         .trim()
         .to_string()
-}
-
-/// A plan with two configs that set both custom knobs, and one short workload.
-fn plan(dir: &Path, marker: &Path, repetitions: u32, runtime: &str) -> PathBuf {
-    let m = marker.display();
-    let text = format!(
-        r#"
-name = "knob-ab"
-repetitions = {repetitions}
-seed = 5
-
-[[knob]]
-name = "read-ahead"
-kind = "attribute"
-path = "/sys/block/{{disk}}/queue/read_ahead_kb"
-
-[[knob]]
-name = "marker"
-kind = "command"
-read = "cat {m}"
-apply = "echo {{value}} > {m}"
-
-[[config]]
-name = "A"
-read-ahead = 256
-marker = "a"
-
-[[config]]
-name = "B"
-read-ahead = 512
-marker = "b"
-
-[[workload]]
-name = "rr"
-[[workload.job]]
-name = "randread"
-rw = "randread"
-bs = "4KiB"
-size = "16MiB"
-runtime = "{runtime}"
-time_based = true
-"#
-    );
-    let path = dir.join("plan.toml");
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 fn runs(dir: &Path) -> Vec<RunRow> {

@@ -11,9 +11,9 @@
 
 use crate::common::charts;
 use crate::common::cli;
+use crate::common::fidelity::{bins_match_runs, job_dir, MIXED};
 
 use cli::{mmcab, ok, root};
-use std::path::Path;
 
 /// `mmcab run PLAN --device FILE --json` on a scratch file in /dev/shm (RAM): the JSON.
 fn run_on_shm_file(plan: &str) -> serde_json::Value {
@@ -30,43 +30,6 @@ fn run_on_shm_file(plan: &str) -> serde_json::Value {
     ]));
     serde_json::from_str(&text).unwrap()
 }
-
-/// (ops, seconds) of `job`'s `direction` in the first workload of `mmcab run --json`.
-fn job_dir(v: &serde_json::Value, job: &str, direction: &str) -> (u64, f64) {
-    let jobs = v["workloads"][0]["jobs"].as_array().unwrap();
-    let j = jobs
-        .iter()
-        .find(|j| j["job"] == job)
-        .unwrap_or_else(|| panic!("no job {job}: {v}"));
-    let d = j["directions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["direction"] == direction)
-        .unwrap();
-    (d["ops"].as_u64().unwrap(), d["seconds"].as_f64().unwrap())
-}
-
-const MIXED: &str = r#"
-name = "mixed"
-[[workload]]
-name = "short-read-long-write"
-WINDOW
-[[workload.job]]
-name = "read"
-rw = "randread"
-size = "1MiB"
-io_size = "64KiB"
-direct = false
-[[workload.job]]
-name = "write"
-rw = "write"
-bs = "64KiB"
-offset = "1MiB"
-size = "64MiB"
-direct = false
-end_fsync = true
-"#;
 
 /// Without a shared window the short reader stops at its 16 reads; with one it keeps
 /// going until the writer is done, over the same stretch of time.
@@ -105,41 +68,6 @@ fn iozone_runs_the_write_and_rewrite_passes_first() {
     let group = v["workloads"][0]["group"].as_array().unwrap();
     let ops: Vec<u64> = group.iter().map(|d| d["ops"].as_u64().unwrap()).collect();
     assert_eq!(ops, [256, 256], "the group is the random passes only");
-}
-
-/// The throughput bins of each measured write run (group rows, or the only job's)
-/// integrate to the run's MB/s in runs.csv: the chart reflects the data.
-fn bins_match_runs(dir: &Path, workload: &str) -> usize {
-    let runs: Vec<mmcab::record::RunRow> =
-        mmcab::record::writer::read_csv(&dir.join("runs.csv")).unwrap();
-    let series: Vec<mmcab::record::SeriesRow> =
-        mmcab::record::writer::read_rows(&dir.join("series.csv")).unwrap();
-    let mut checked = 0;
-    for r in runs.iter().filter(|r| {
-        r.workload == workload
-            && r.job == mmcab::record::GROUP_JOB
-            && r.direction.as_str() == "write"
-    }) {
-        let bins: Vec<&mmcab::record::SeriesRow> = series
-            .iter()
-            .filter(|s| s.run == r.run && s.job == r.job && s.direction == r.direction)
-            .collect();
-        let (bytes, seconds) = bins.iter().fold((0.0, 0.0), |(b, t), s| {
-            let (_, w) = s.bin();
-            (b + s.mb_per_s * w, t + w)
-        });
-        assert!(
-            (bytes / seconds - r.mb_per_s).abs() <= 0.01 * r.mb_per_s,
-            "run {}: bins say {} MB/s over {seconds} s, runs.csv {} MB/s over {} s",
-            r.run,
-            bytes / seconds,
-            r.mb_per_s,
-            r.seconds
-        );
-        assert!(bins.len() >= 5, "run {}: {} bins", r.run, bins.len());
-        checked += 1;
-    }
-    checked
 }
 
 /// The same on a recorded run of the quick start

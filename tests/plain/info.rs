@@ -6,30 +6,7 @@
 //! are in tests/host/info.rs.
 
 use crate::common::cli::mmcab;
-use std::process::Output;
-
-/// Fails unless the run failed with exactly one line on stderr, no stdout, no panic.
-fn one_line_failure(out: &Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(
-        !out.status.success(),
-        "expected failure, got success: {stderr}"
-    );
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        out.stdout.is_empty(),
-        "stdout: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "not one line: {stderr}"
-    );
-    assert!(stderr.starts_with("mmcab: error: "), "{stderr}");
-    stderr
-}
+use crate::common::cli::one_line_failure;
 
 #[test]
 fn nonexistent_path_and_unknown_name_fail_with_one_line() {

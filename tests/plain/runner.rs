@@ -7,56 +7,10 @@
 //! This file holds the tests that need neither root nor the testbed (tier 1); the others
 //! are in tests/host/runner.rs.
 
-use std::path::{Path, PathBuf};
+use crate::common::runner::plan;
 use std::process::Command;
 
 const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
-
-/// A plan with two configs that set both custom knobs, and one short workload.
-fn plan(dir: &Path, marker: &Path, repetitions: u32, runtime: &str) -> PathBuf {
-    let m = marker.display();
-    let text = format!(
-        r#"
-name = "knob-ab"
-repetitions = {repetitions}
-seed = 5
-
-[[knob]]
-name = "read-ahead"
-kind = "attribute"
-path = "/sys/block/{{disk}}/queue/read_ahead_kb"
-
-[[knob]]
-name = "marker"
-kind = "command"
-read = "cat {m}"
-apply = "echo {{value}} > {m}"
-
-[[config]]
-name = "A"
-read-ahead = 256
-marker = "a"
-
-[[config]]
-name = "B"
-read-ahead = 512
-marker = "b"
-
-[[workload]]
-name = "rr"
-[[workload.job]]
-name = "randread"
-rw = "randread"
-bs = "4KiB"
-size = "16MiB"
-runtime = "{runtime}"
-time_based = true
-"#
-    );
-    let path = dir.join("plan.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 #[test]
 fn dry_run_prints_the_interleaved_matrix_without_a_device() {
