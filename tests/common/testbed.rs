@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 /// [`Guest::run`] takes its share for the boot and gives it back after, so two icount
 /// guests overlap on a 2-core machine but two 2-vCPU guests do not slow each other (and
 /// the QEMU card's timing) down. Tests that start guests themselves (bench/boots,
-/// ./quickstart, LAVA's dispatcher) take a share with [`cores`]. The machine's count,
+/// LAVA's dispatcher) take a share with [`with_cores`]. The machine's count,
 /// or MMCAB_TEST_GUEST_CORES.
 fn core_budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
@@ -64,10 +64,10 @@ static CORES_FREED: Condvar = Condvar::new();
 
 /// A share of the host's cores held by a running guest (see [`core_budget`]); given back
 /// when dropped. The field is how many.
-pub struct Cores(pub usize);
+struct Cores(usize);
 
 /// Waits until `n` cores (at most the budget) are free for a guest and takes them.
-pub fn cores(n: usize) -> Cores {
+fn cores(n: usize) -> Cores {
     let n = n.clamp(1, core_budget());
     let mut busy = CORES_BUSY.lock().unwrap_or_else(|e| e.into_inner());
     while *busy + n > core_budget() {
@@ -83,6 +83,19 @@ impl Drop for Cores {
         *busy -= self.0;
         CORES_FREED.notify_all();
     }
+}
+
+/// Runs `boot` (anything that boots guests) holding `n` of the host's cores (see
+/// [`core_budget`]), logs its time under `label` ([`log_boot`]) and returns what it
+/// returned with its wall time, the wait for the cores left out.
+pub fn with_cores<T>(label: &str, n: usize, boot: impl FnOnce() -> T) -> (T, Duration) {
+    let asked = Instant::now();
+    let held = cores(n);
+    let started = Instant::now();
+    let out = boot();
+    let wall = started.elapsed();
+    log_boot(label, held.0, started - asked, wall);
+    (out, wall)
 }
 
 /// The repository root (where `testbed/run` lives).
@@ -372,23 +385,21 @@ impl Guest {
             None => self.sim_card(),
         };
         let one_thread = self.arch == "arm64" || icount;
-        let asked = Instant::now();
-        let cores = cores(if one_thread { 1 } else { 2 });
-        let started = Instant::now();
-        let out = Command::new(&script)
-            .args(&args)
-            .arg("--")
-            .arg(command_line)
-            .output()
-            .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
-        log_boot(&self.label, cores.0, started - asked, started.elapsed());
+        let (out, wall) = with_cores(&self.label, if one_thread { 1 } else { 2 }, || {
+            Command::new(&script)
+                .args(&args)
+                .arg("--")
+                .arg(command_line)
+                .output()
+                .unwrap_or_else(|e| panic!("{}: {e}", script.display()))
+        });
         GuestRun {
             description: format!("testbed/run {} -- {command_line:?}", args.join(" ")),
             status: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             out_dir,
-            wall: started.elapsed(),
+            wall,
         }
     }
 }
@@ -396,7 +407,7 @@ impl Guest {
 /// With MMCAB_GUEST_TIMES=FILE (scripts/test-all sets it), one line per boot appended to
 /// FILE: label, cores taken, seconds waited for them, seconds booted; for finding where
 /// the guest tier's time goes.
-pub fn log_boot(label: &str, cores: usize, waited: Duration, wall: Duration) {
+fn log_boot(label: &str, cores: usize, waited: Duration, wall: Duration) {
     use std::io::Write;
     let Some(path) = std::env::var_os("MMCAB_GUEST_TIMES") else {
         return;

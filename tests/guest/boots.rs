@@ -28,30 +28,28 @@ const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
 /// naming the boot and the tail of its log on stderr).
 fn bench_boots(work: &Path, out: &Path) -> Output {
     // JOBS=2: two single-threaded (icount) guests at a time.
-    let asked = std::time::Instant::now();
-    let cores = testbed::cores(2);
-    let started = std::time::Instant::now();
-    let out = Command::new(testbed::repo_root().join("bench/boots"))
-        .arg("all")
-        .env("CARD", "sim")
-        .env("WORK", work)
-        .env("OUT", out)
-        .env("MMCAB", MMCAB)
-        .env("GUEST_MMCAB", testbed::mmcab_armv7())
-        .env("JOBS", "2")
-        .env("BOOT_TIMEOUT", "1800")
-        .envs([("AA_BOOTS", "4"), ("AA_SIDE", "2"), ("AA_COMPARISONS", "1")])
-        .envs([("AA_CAL", "3"), ("AA_REPEAT", "3"), ("AA_SCALE", "4")])
-        .envs([("WI_REPEAT", "5"), ("TH_BOOTS", "3"), ("TH_TRIALS", "1")])
-        .envs([
-            ("TH_REPEAT", "5"),
-            ("TH_CHANGE", "10"),
-            ("TH_UNTIL_CI", "1"),
-        ])
-        .output()
-        .unwrap();
-    testbed::log_boot("bench_boots", cores.0, started - asked, started.elapsed());
-    out
+    let boot = || {
+        Command::new(testbed::repo_root().join("bench/boots"))
+            .arg("all")
+            .env("CARD", "sim")
+            .env("WORK", work)
+            .env("OUT", out)
+            .env("MMCAB", MMCAB)
+            .env("GUEST_MMCAB", testbed::mmcab_armv7())
+            .env("JOBS", "2")
+            .env("BOOT_TIMEOUT", "1800")
+            .envs([("AA_BOOTS", "4"), ("AA_SIDE", "2"), ("AA_COMPARISONS", "1")])
+            .envs([("AA_CAL", "3"), ("AA_REPEAT", "3"), ("AA_SCALE", "4")])
+            .envs([("WI_REPEAT", "5"), ("TH_BOOTS", "3"), ("TH_TRIALS", "1")])
+            .envs([
+                ("TH_REPEAT", "5"),
+                ("TH_CHANGE", "10"),
+                ("TH_UNTIL_CI", "1"),
+            ])
+            .output()
+            .unwrap()
+    };
+    testbed::with_cores("bench_boots", 2, boot).0
 }
 
 /// bench/boots end to end on the simulated card (boots two at a time, compare, report,

@@ -34,19 +34,16 @@ fn a_real_lava_dispatcher_runs_the_definition_with_the_plan_it_names() {
         .tempdir_in("/var/tmp")
         .unwrap();
     // The dispatcher boots QEMU's ast2600-evb: two vCPUs, two cores.
-    let asked = std::time::Instant::now();
-    let cores = testbed::cores(2);
-    let started = std::time::Instant::now();
-    let out = Command::new(cli::root().join("lava/lava-run-qemu"))
-        .arg("--mmcab")
-        .arg(testbed::mmcab_armv7())
-        .arg("--work")
-        .arg(work.path().join("run"))
-        .current_dir(cli::root())
-        .output()
-        .unwrap();
-    testbed::log_boot("lava_run_qemu", cores.0, started - asked, started.elapsed());
-    drop(cores);
+    let (out, _) = testbed::with_cores("lava_run_qemu", 2, || {
+        Command::new(cli::root().join("lava/lava-run-qemu"))
+            .arg("--mmcab")
+            .arg(testbed::mmcab_armv7())
+            .arg("--work")
+            .arg(work.path().join("run"))
+            .current_dir(cli::root())
+            .output()
+            .unwrap()
+    });
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
