@@ -21,12 +21,8 @@ use crate::common::testbed;
 use stamp::check_stamp;
 use std::collections::BTreeMap;
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use testbed::{hex_bytes, ios_bits, Guest, GuestRun};
-
-/// One QEMU at a time: two TCG guests on 2 shared cores only slow each other down.
-static GUEST: Mutex<()> = Mutex::new(());
 
 const EXT_CSD: &str = "/sys/kernel/debug/mmc0/mmc0:0001/ext_csd";
 const PARAMS: &str = "/sys/module/emmcsim/parameters";
@@ -215,7 +211,6 @@ fn guest_seconds(run: &GuestRun, from: &str, to: &str) -> f64 {
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_7_info_probe_fault_engines_and_packed_plan_on_the_sim_card() {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let run = timed(
         "Linux 7.x, sim card, icount 1",
         Guest::new("emmcsim_linux7")
@@ -541,7 +536,6 @@ fn linux_7_info_probe_fault_engines_and_packed_plan_on_the_sim_card() {
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_6_12_bus_4_probe_and_bus_width_boot_plan_on_the_sim_card() {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let label = "sim-bus4";
     let script = put("boot.toml", &plan_file("bus-width-boot.toml"))
         + &format!(
@@ -675,7 +669,6 @@ fn sim_card_parameters_are_refused_in_one_line() {
         "the unknown parameter took {took:?} to refuse: it must not boot"
     );
 
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let run = timed(
         "Linux 7.x, sim,max_packed_writes=300, icount off (refused by the module)",
         Guest::new("emmcsim_param_refused")

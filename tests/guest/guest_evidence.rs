@@ -16,11 +16,7 @@
 use crate::common::testbed;
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::Duration;
-
-/// One QEMU at a time: two TCG guests on 2 shared cores only slow each other down.
-static GUEST: Mutex<()> = Mutex::new(());
 
 const CAPS: &str = "/sys/kernel/debug/mmc0/caps";
 const QUEUE: &str = "/sys/block/mmcblk0/queue";
@@ -67,7 +63,6 @@ fn sizes(text: &str) -> BTreeMap<(String, String, String), BTreeMap<u64, u64>> {
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn cmd23_ab_on_linux_7_shows_the_driver_followed_and_restores() {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let script = format!(
         "cat {CAPS} > /out/caps-before; cat {QUEUE}/max_sectors_kb > /out/max_sectors_kb
 mmcab knobs /dev/mmcblk0 --json > /out/knobs.json
@@ -225,7 +220,6 @@ mmcab report /out/res > /out/mail.txt 2> /out/report.err
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn bus_width_ab_gives_identical_request_sizes_for_both_widths() {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let run = testbed::Guest::new("bus_width_sizes_linux7")
         .kernel("7")
         .bus_width(8)
@@ -251,7 +245,6 @@ fn bus_width_ab_gives_identical_request_sizes_for_both_widths() {
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_6_12_records_evidence_and_cmd23_is_unavailable() {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let run = testbed::Guest::new("evidence_linux612")
         .kernel("6.12")
         .bus_width(4)

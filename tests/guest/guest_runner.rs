@@ -9,11 +9,7 @@
 use crate::common::testbed;
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::Duration;
-
-/// One QEMU at a time: two TCG guests on 2 shared cores only slow each other down.
-static GUEST: Mutex<()> = Mutex::new(());
 
 const CAPS: &str = "/sys/kernel/debug/mmc0/caps";
 const IOS: &str = "/sys/kernel/debug/mmc0/ios";
@@ -49,7 +45,6 @@ fn runs(csv_text: &str) -> BTreeMap<u32, (String, String)> {
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn bus_width_ab_runs_interleaved_on_linux_7_and_restores_the_width() {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let script = format!(
         "{plan}cat {CAPS} > /out/caps-before; cat {CONTROL} > /out/control-before
 mmcab knobs /dev/mmcblk0 --json > /out/knobs.json
@@ -135,7 +130,6 @@ cat {CAPS} > /out/caps-after; cat {CONTROL} > /out/control-after; cat {IOS} > /o
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn linux_6_12_stops_before_io_and_the_ab_goes_across_boots() {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let plans = put("ab.toml", &plan_file("bus-width-ab.toml"))
         + &put("boot.toml", &plan_file("bus-width-boot.toml"));
     let dtb4 = testbed::Guest::new("bus_width_612_dtb4")
@@ -200,7 +194,6 @@ mmcab run boot.toml --device /dev/mmcblk0 --allow-write --repeat 2 --label dtb4 
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn sigterm_restores_the_bus_width_and_an_ext_csd_knob_switches_through_cmd6() {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let cache = r#"
 name = "cache-ab"
 repetitions = 1

@@ -20,11 +20,7 @@ use crate::common::testbed;
 
 use stamp::check_stamp;
 
-use std::sync::Mutex;
 use std::time::Duration;
-
-/// One QEMU at a time: two TCG guests on 2 shared cores only slow each other down.
-static GUEST: Mutex<()> = Mutex::new(());
 
 /// Shell lines that write `text` to `path` in the guest.
 fn put(path: &str, text: &str) -> String {
@@ -258,7 +254,6 @@ fn check(run: &testbed::GuestRun) {
 
 /// Boots `kernel` with the eMMC on a `bus_width`-bit bus, runs [`script`], checks it.
 fn boot_and_check(label: &str, kernel: &str, bus_width: u8) {
-    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let run = testbed::Guest::new(label)
         .kernel(kernel)
         .bus_width(bus_width)
