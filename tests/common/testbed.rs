@@ -39,14 +39,14 @@ use std::time::{Duration, Instant};
 
 /// The host cores the guests of this test process keep busy at once: the guest tier is
 /// one binary run with `--test-threads=2`, so two guests of different modules may want
-/// to run together. A guest without `--icount` runs its vCPUs in parallel (QEMU's
-/// multi-threaded TCG: the ast2600-evb's two Cortex-A7s take two cores), one with
-/// `--icount` runs them round-robin on one thread, and the arm64 guest has one vCPU.
-/// [`Guest::run`] takes its share for the boot and gives it back after, so two icount
-/// guests overlap on a 2-core machine but two 2-vCPU guests do not slow each other (and
-/// the QEMU card's timing) down. Tests that start guests themselves (bench/boots,
-/// LAVA's dispatcher) take a share with [`with_cores`]. The machine's count,
-/// or MMCAB_TEST_GUEST_CORES.
+/// to run together. Every guest takes one core: one with `--icount` runs its vCPUs
+/// round-robin on one thread, the arm64 guest has one vCPU, and a QEMU-card guest's two
+/// vCPUs (multi-threaded TCG) are mostly idle, waiting on the card: its 24 boots of the
+/// tier (2026-12-03, 2-core machine) took 812 s one after the other and 411 s two at a
+/// time, each within 10% of its time alone (quickstart_report 114 s against 109).
+/// [`Guest::run`] takes its share for the boot and gives it back after. Tests that start
+/// guests themselves take a share with [`with_cores`]: bench/boots two (it boots two at
+/// a time), LAVA's dispatcher one. The machine's count, or MMCAB_TEST_GUEST_CORES.
 fn core_budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
     *BUDGET.get_or_init(|| {
@@ -379,13 +379,7 @@ impl Guest {
         let _ = std::fs::remove_dir_all(&out_dir);
         let args = self.args(&out_dir);
         let script = repo_root().join("testbed/run");
-        // testbed/run gives a sim card --icount 1 unless told otherwise.
-        let icount = match self.icount.as_deref() {
-            Some(i) => i != "off",
-            None => self.sim_card(),
-        };
-        let one_thread = self.arch == "arm64" || icount;
-        let (out, wall) = with_cores(&self.label, if one_thread { 1 } else { 2 }, || {
+        let (out, wall) = with_cores(&self.label, 1, || {
             Command::new(&script)
                 .args(&args)
                 .arg("--")

@@ -33,8 +33,8 @@ fn a_real_lava_dispatcher_runs_the_definition_with_the_plan_it_names() {
         .prefix("mmcab-lava-run.")
         .tempdir_in("/var/tmp")
         .unwrap();
-    // The dispatcher boots QEMU's ast2600-evb: two vCPUs, two cores.
-    let (out, _) = testbed::with_cores("lava_run_qemu", 2, || {
+    // The dispatcher boots QEMU's ast2600-evb: one guest, one share (testbed::with_cores).
+    let (out, _) = testbed::with_cores("lava_run_qemu", 1, || {
         Command::new(cli::root().join("lava/lava-run-qemu"))
             .arg("--mmcab")
             .arg(testbed::mmcab_armv7())
