@@ -31,7 +31,7 @@ snapshot_key() {
     {
         echo "snapshot 1"
         $qemu --version | head -1
-        echo "$kver $arch $memory icount=$icount args=$kernel_args"
+        echo "$kver $arch $memory icount=$icount cmdline=$kernel_cmdline"
         sha256sum <"$base_initrd"
         sha256sum <"$dtb"
         sha256sum <"$kdir/vmlinuz"
@@ -46,18 +46,20 @@ snapshot_files() {
     mkdir -p "$work/snapfs/run"
     : >"$work/snapfs/run/snapshot"
     [ -d "$HERE/../workloads" ] && cp -r "$HERE/../workloads" "$work/snapfs/workloads"
-    (cd "$work/snapfs" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$work/snapfs.cpio.gz"
+    newc_gz "$work/snapfs" 1 >"$work/snapfs.cpio.gz"
 }
 
 # snapshot_save DIR: boot the machine with the marker, wait for guest-init to stop at it,
-# and save it to DIR/state.zst. DIR already holds initrd.gz and board.dtb.
+# and save it to DIR/state.zst. DIR already holds initrd.gz. The DTB is this run's own
+# ("${machine[@]}"): the key holds its hash, so every run restoring the snapshot passes
+# QEMU the same one.
 snapshot_save() {
     local dir=$1 con=$1/console.log mon=$1/monitor pid line status= deadline
     mkfifo "$mon.in" "$mon.out" || return 1
-    "${pdeath[@]}" $qemu -M ast2600-evb -dtb "$dir/board.dtb" -m "$memory" "${icount_opts[@]}" \
+    "${pdeath[@]}" $qemu "${machine[@]}" -m "$memory" "${icount_opts[@]}" \
         -display none -no-reboot -serial "file:$con" -monitor "pipe:$mon" \
         -kernel "$kdir/vmlinuz" -initrd "$dir/initrd.gz" \
-        -append "console=$console_dev,115200 quiet panic=-1${kernel_args:+ $kernel_args}" \
+        -append "$kernel_cmdline" \
         >"$dir/qemu.out" 2>&1 &
     pid=$!
     local mi mo
@@ -105,7 +107,7 @@ snapshot_save() {
 }
 
 # snapshot_prepare: find or make the snapshot of this machine. On success sets snap_dir
-# (initrd.gz, board.dtb, state.zst); on failure leaves it empty (the run boots cold).
+# (initrd.gz, state.zst); on failure leaves it empty (the run boots cold).
 snapshot_prepare() {
     snap_dir=
     command -v zstd >/dev/null || { log "snapshot: zstd missing, booting cold (run testbed/setup)"; return 0; }
@@ -119,7 +121,6 @@ snapshot_prepare() {
         local started=$SECONDS
         tmp=$(mktemp -d "$root/$key.tmp.XXXXXX")
         cat "$base_initrd" "$work/snapfs.cpio.gz" >"$tmp/initrd.gz"
-        cp "$dtb" "$tmp/board.dtb"
         if snapshot_save "$tmp"; then
             rm -rf "${root:?}/$key"
             mv "$tmp" "$root/$key"
