@@ -6,7 +6,7 @@
 //!   requests as queue tasks (CQE 100%), the other boot none;
 //! - 4 KiB random reads at io_uring depth 8 run at the model's pipelined rate (the
 //!   slower of the task's flash time and its bus time, within 10%) and at least 1.5x
-//!   the rate without the queue; at depth 1 the two are within 5%;
+//!   the rate without the queue; at depth 1 the two are within 8%;
 //! - `mmcab compare` puts the change on the right side with the measured size.
 //!
 //! Verdicts need more than one boot a side; bench/boots' CQE experiment has them.
@@ -132,13 +132,12 @@ fn the_command_queue_pipelines_queued_reads_across_boots() {
         model_qd8_mb_s()
     );
     assert!(qd8 > 1.5 * mb_b["rand-read-4k-qd8"], "{table}");
-    // At depth 1 there is nothing to overlap: the queue gains little. The boot without
-    // the queue varies more at depth 1 than its icount clock suggests: 18.4 and 15.7
-    // MB/s in two boots of the same binary (18.8 with the queue both times), so depth 1
-    // is checked for "no pipelining" (under 1.3x), not to 5%; depth 8 (2x, asserted above
-    // at more than 1.5x) is the effect.
+    // At depth 1 there is nothing to overlap: the queue gains little (2.7-3.7% in 8
+    // boots a side). Before testbed/run seeded the guest's RNG from the DTB, the CRNG
+    // became ready in the middle of a run in about one boot of three, and its static-key
+    // flips cost that run 90-260 ms of guest time (15.7 and 13.2 MB/s at depth 1).
     let qd1 = mb_a["rand-read-4k-qd1"] / mb_b["rand-read-4k-qd1"];
-    assert!((0.9..1.3).contains(&qd1), "depth 1: {qd1:.3}\n{table}");
+    assert!((0.95..1.08).contains(&qd1), "depth 1: {qd1:.3}\n{table}");
     // mmcab compare: the queue side is the faster one, by the measured change.
     let out = Command::new(MMCAB)
         .arg("compare")
