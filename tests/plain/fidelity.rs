@@ -94,6 +94,6 @@ fn a_recorded_quick_start_report_shows_bus_settings_and_throughput_over_time() {
         "{text}"
     );
     assert!(!text.contains("no throughput-over-time chart"), "{text}");
-    assert_eq!(bins_match_runs(&dir, "seq-write"), 6);
+    assert_eq!(bins_match_runs(&dir, "seq-write", 5), 6);
     charts::check_png(&dir.join("report/throughput-seq-write.png"));
 }
