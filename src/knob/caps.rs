@@ -2,9 +2,9 @@
 //! a runtime-PM cycle of the card (power off, re-initialise with the new caps).
 //!
 //! The sequence (verified on Linux 7.2, see docs/kernel-facts.md): write caps
-//! with MMC_CAP_AGGRESSIVE_PM (0x80) set, `auto` to the card's `power/control`, wait past
-//! `autosuspend_delay_ms` until `runtime_status` is `suspended`, then `on` and wait for
-//! `active`. The card re-initialises with the new caps. The result is verified where the
+//! with MMC_CAP_AGGRESSIVE_PM (0x80) set, 0 to the card's `autosuspend_delay_ms` and
+//! `auto` to its `power/control`, wait until `runtime_status` is `suspended`, then `on`,
+//! wait for `active` and put the delay back. The card re-initialises with the new caps. The result is verified where the
 //! kernel reports it (`ios`), read only while the card is active: a suspended card shows
 //! `0 (1 bits)`. The `bus-width` knob is in [`super::bus_width`]; `cmd23` and `cqe` in
 //! [`super::cap_bit`].
@@ -111,11 +111,44 @@ impl HostCaps {
 
     /// Power the card off and on through runtime PM so it renegotiates with the current
     /// caps; leaves `power/control` at `on` (card active).
+    ///
+    /// The runtime PM core suspends an idle card `autosuspend_delay_ms` after its last
+    /// use (mmc cards: 3000 ms, `mmc_blk_probe`), and a cycle waited all of it: 3 of the
+    /// 4-5 s between the runs of a bus-width A/B on the testbed's QEMU card. The delay is
+    /// set to 0 for the cycle and put back after it, whether the cycle worked or not;
+    /// `restore.sh` puts it back too ([`HostCaps::reinit_commands`]), for a SIGKILL
+    /// inside the cycle. Where it cannot be written, the cycle waits the delay out.
     pub fn reinit(&self) -> Result<()> {
+        let delay_ms = read_attribute(&self.autosuspend_delay_ms).ok();
+        let shortened = match &delay_ms {
+            Some(ms) if ms != "0" => write_attribute(&self.autosuspend_delay_ms, "0").is_ok(),
+            _ => false,
+        };
+        let wait = match shortened {
+            true => Duration::ZERO,
+            false => self.autosuspend_delay(),
+        };
+        let cycled = self.power_cycle(wait);
+        let Some(ms) = delay_ms.filter(|_| shortened) else {
+            return cycled;
+        };
+        let put_back = write_attribute(&self.autosuspend_delay_ms, &ms).with_context(|| {
+            format!(
+                "putting {} back to {ms} after the card's power cycle: echo {ms} > {}",
+                self.autosuspend_delay_ms.display(),
+                shell_quote(&self.autosuspend_delay_ms.to_string_lossy())
+            )
+        });
+        cycled.and(put_back)
+    }
+
+    /// `auto`, then `suspended` once `wait` has passed, then `on` and `active`.
+    fn power_cycle(&self, wait: Duration) -> Result<()> {
         write_attribute(&self.power_control, "auto")?;
-        let delay = self.autosuspend_delay();
-        std::thread::sleep(delay + Duration::from_millis(200));
-        self.wait_status("suspended", delay + Duration::from_secs(10))?;
+        if !wait.is_zero() {
+            std::thread::sleep(wait + Duration::from_millis(200));
+        }
+        self.wait_status("suspended", wait + Duration::from_secs(10))?;
         write_attribute(&self.power_control, "on")?;
         self.wait_status("active", Duration::from_secs(10))
     }
@@ -162,11 +195,13 @@ impl HostCaps {
         )
     }
 
-    /// Shell commands for a write of `caps` followed by the re-init.
+    /// Shell commands for a write of `caps` followed by the re-init, then the autosuspend
+    /// delay as it reads now (what [`HostCaps::reinit`] sets to 0 for its cycle; the
+    /// commands are written to `restore.sh` before any knob changes).
     pub fn reinit_commands(&self, caps: u32) -> Vec<String> {
         let control = shell_quote(&self.power_control.to_string_lossy());
         let delay_s = self.autosuspend_delay().as_secs() + 1;
-        vec![
+        let mut commands = vec![
             format!(
                 "echo 0x{caps:08x} > {}",
                 shell_quote(&self.caps.to_string_lossy())
@@ -174,7 +209,15 @@ impl HostCaps {
             format!("echo auto > {control}"),
             format!("sleep {delay_s}"),
             format!("echo on > {control}"),
-        ]
+        ];
+        if let Ok(ms) = read_attribute(&self.autosuspend_delay_ms) {
+            commands.push(format!(
+                "echo {} > {}",
+                shell_quote(&ms),
+                shell_quote(&self.autosuspend_delay_ms.to_string_lossy())
+            ));
+        }
+        commands
     }
 }
 
@@ -260,5 +303,88 @@ mod tests {
         assert_eq!(parse_caps("0x4000014f\n").unwrap(), 0x4000014f);
         assert_eq!(parse_caps("1073742159").unwrap(), 0x4000014f);
         assert!(parse_caps("caps").is_err());
+    }
+
+    /// Runtime PM over a fixture tree, as the kernel does it: `auto` suspends the card
+    /// once `autosuspend_delay_ms` has passed, `on` resumes it. Records the delay each
+    /// suspend saw; ends when `stop` is set.
+    fn runtime_pm(
+        paths: MmcPaths,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> std::thread::JoinHandle<Vec<String>> {
+        std::thread::spawn(move || {
+            let power = paths.card_sysfs.join("power");
+            let read = |f: &str| std::fs::read_to_string(power.join(f)).unwrap_or_default();
+            let mut seen = Vec::new();
+            let mut auto_since: Option<Instant> = None;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let (control, status) = (read("control"), read("runtime_status"));
+                let delay_ms: u64 = read("autosuspend_delay_ms").trim().parse().unwrap_or(0);
+                match control.trim() {
+                    "auto" if status.trim() == "active" => {
+                        let since = *auto_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= Duration::from_millis(delay_ms) {
+                            seen.push(read("autosuspend_delay_ms").trim().to_string());
+                            std::fs::write(power.join("runtime_status"), "suspended\n").unwrap();
+                        }
+                    }
+                    "on" if status.trim() == "suspended" => {
+                        auto_since = None;
+                        std::fs::write(power.join("runtime_status"), "active\n").unwrap();
+                    }
+                    _ => {}
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            seen
+        })
+    }
+
+    /// The cycle does not wait out the card's autosuspend delay: 0 while it runs, then
+    /// what it was; restore.sh's commands put that value back too.
+    #[test]
+    fn a_reinit_shortens_the_autosuspend_delay_and_puts_it_back() {
+        let (_dir, paths) = caps_tree("0x4000014f\n", "0x0\n", "on\n");
+        let delay = paths.card_sysfs.join("power/autosuspend_delay_ms");
+        std::fs::write(&delay, "3000\n").unwrap();
+        let host = HostCaps::new(&paths);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let pm = runtime_pm(paths.clone(), stop.clone());
+        let start = Instant::now();
+        host.reinit().unwrap();
+        let took = start.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(
+            pm.join().unwrap(),
+            ["0"],
+            "one suspend, with the delay at 0"
+        );
+        assert!(
+            took < Duration::from_secs(2),
+            "{took:?}: the 3 s delay was waited"
+        );
+        assert_eq!(std::fs::read_to_string(&delay).unwrap().trim(), "3000");
+        assert_eq!(
+            std::fs::read_to_string(&host.power_control).unwrap().trim(),
+            "on"
+        );
+        let commands = host.reinit_commands(0x4000014f);
+        assert_eq!(
+            commands.last().unwrap(),
+            &format!("echo 3000 > {}", delay.display()),
+            "{commands:?}"
+        );
+    }
+
+    /// A cycle that fails (the card never suspends) still puts the delay back.
+    #[test]
+    fn a_failed_reinit_puts_the_autosuspend_delay_back() {
+        let (_dir, paths) = caps_tree("0x4000014f\n", "0x0\n", "on\n");
+        let delay = paths.card_sysfs.join("power/autosuspend_delay_ms");
+        std::fs::write(&delay, "3000\n").unwrap();
+        std::fs::write(paths.card_sysfs.join("power/runtime_status"), "error\n").unwrap();
+        let err = HostCaps::new(&paths).reinit().unwrap_err();
+        assert!(format!("{err:#}").contains("is 'error'"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&delay).unwrap().trim(), "3000");
     }
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 const CAPS: &str = "/sys/kernel/debug/mmc0/caps";
 const IOS: &str = "/sys/kernel/debug/mmc0/ios";
 const CONTROL: &str = "/sys/bus/mmc/devices/mmc0:0001/power/control";
+const DELAY: &str = "/sys/bus/mmc/devices/mmc0:0001/power/autosuspend_delay_ms";
 
 fn plan_file(name: &str) -> String {
     std::fs::read_to_string(testbed::repo_root().join("workloads").join(name)).unwrap()
@@ -47,10 +48,12 @@ fn runs(csv_text: &str) -> BTreeMap<u32, (String, String)> {
 fn bus_width_ab_runs_interleaved_on_linux_7_and_restores_the_width() {
     let script = format!(
         "{plan}cat {CAPS} > /out/caps-before; cat {CONTROL} > /out/control-before
+cat {DELAY} > /out/delay-before
 mmcab knobs /dev/mmcblk0 --json > /out/knobs.json
 mmcab run plan.toml --device /dev/mmcblk0 --allow-write --repeat 2 --out /out/res 2> /out/run.err
 echo $? > /out/run.status
 cat {CAPS} > /out/caps-after; cat {CONTROL} > /out/control-after; cat {IOS} > /out/ios-after
+cat {DELAY} > /out/delay-after
 ",
         plan = put("plan.toml", &plan_file("bus-width-ab.toml"))
     );
@@ -111,6 +114,9 @@ cat {CAPS} > /out/caps-after; cat {CONTROL} > /out/control-after; cat {IOS} > /o
         run.out_text("control-after"),
         run.out_text("control-before")
     );
+    // Each switch's power cycle sets the autosuspend delay to 0 and puts it back.
+    assert_eq!(run.out_text("delay-before").trim(), "3000");
+    assert_eq!(run.out_text("delay-after"), run.out_text("delay-before"));
     assert!(run.out_text("ios-after").contains("bus width:\t3 (8 bits)"));
     // Knobs listed: bus width switchable, packing unavailable with the reasons.
     let knobs = run.out_json("knobs.json");
