@@ -4,9 +4,9 @@
 //! The sequence (verified on Linux 7.2, see docs/kernel-facts.md): write caps
 //! with MMC_CAP_AGGRESSIVE_PM (0x80) set, 0 to the card's `autosuspend_delay_ms` and
 //! `auto` to its `power/control`, wait until `runtime_status` is `suspended`, then `on`,
-//! wait for `active` and put the delay back. The card re-initialises with the new caps. The result is verified where the
-//! kernel reports it (`ios`), read only while the card is active: a suspended card shows
-//! `0 (1 bits)`. The `bus-width` knob is in [`super::bus_width`]; `cmd23` and `cqe` in
+//! wait for `active` and put the delay back. The card re-initialises with the new caps.
+//! The result is verified where the kernel reports it (`ios`), read only while the card
+//! is active: a suspended card shows `0 (1 bits)`. The `bus-width` knob is in [`super::bus_width`]; `cmd23` and `cqe` in
 //! [`super::cap_bit`].
 
 use super::attribute::{read_attribute, write_attribute};
@@ -119,17 +119,16 @@ impl HostCaps {
     /// `restore.sh` puts it back too ([`HostCaps::reinit_commands`]), for a SIGKILL
     /// inside the cycle. Where it cannot be written, the cycle waits the delay out.
     pub fn reinit(&self) -> Result<()> {
-        let delay_ms = read_attribute(&self.autosuspend_delay_ms).ok();
-        let shortened = match &delay_ms {
-            Some(ms) if ms != "0" => write_attribute(&self.autosuspend_delay_ms, "0").is_ok(),
-            _ => false,
-        };
+        // The delay to put back: the one there was, once 0 is written in its place.
+        let shortened = read_attribute(&self.autosuspend_delay_ms)
+            .ok()
+            .filter(|ms| ms != "0" && write_attribute(&self.autosuspend_delay_ms, "0").is_ok());
         let wait = match shortened {
-            true => Duration::ZERO,
-            false => self.autosuspend_delay(),
+            Some(_) => Duration::ZERO,
+            None => self.autosuspend_delay(),
         };
         let cycled = self.power_cycle(wait);
-        let Some(ms) = delay_ms.filter(|_| shortened) else {
+        let Some(ms) = shortened else {
             return cycled;
         };
         let put_back = write_attribute(&self.autosuspend_delay_ms, &ms).with_context(|| {
