@@ -83,3 +83,12 @@ if [ -n "${ROWS_MATCH:-}" ]; then
     [ "${#kept[@]}" -gt 0 ] || { echo "ROWS_MATCH=$ROWS_MATCH matches no row" >&2; exit 1; }
     ROWS=("${kept[@]}")
 fi
+
+# guest_plan NAME KEYS MIB RUNTIME: the guest's shell lines that write a row's plan to
+# /tmp/NAME.toml (the first MIB MiB of the card, RUNTIME seconds, time-based), for
+# bench/guest-fio-compare and bench/guest-fio-trace.
+guest_plan() {
+    printf "cat > /tmp/%s.toml <<'MMCAB_EOF'\n" "$1"
+    printf 'name = "bench"\n[[workload]]\nname = "%s"\n[[workload.job]]\nname = "j"\n%s\n' "$1" "$2"
+    printf 'size = "%sMiB"\nruntime = "%ss"\ntime_based = true\nMMCAB_EOF\n' "$3" "$4"
+}
