@@ -6,8 +6,8 @@
 //! `auto` to its `power/control`, wait until `runtime_status` is `suspended`, then `on`,
 //! wait for `active` and put the delay back. The card re-initialises with the new caps.
 //! The result is verified where the kernel reports it (`ios`), read only while the card
-//! is active: a suspended card shows `0 (1 bits)`. The `bus-width` knob is in [`super::bus_width`]; `cmd23` and `cqe` in
-//! [`super::cap_bit`].
+//! is active: a suspended card shows `0 (1 bits)`. The `bus-width` knob is in
+//! [`super::bus_width`]; `cmd23` and `cqe` in [`super::cap_bit`].
 
 use super::attribute::{read_attribute, write_attribute};
 use super::shell_quote;
@@ -26,6 +26,14 @@ pub struct HostCaps {
     pub power_control: PathBuf,
     pub runtime_status: PathBuf,
     pub autosuspend_delay_ms: PathBuf,
+}
+
+/// The card's autosuspend delay from the text of its `autosuspend_delay_ms` (None: the
+/// file could not be read); mmc's 3000 ms when it is missing or not a number.
+fn autosuspend_delay(text: Option<&str>) -> Duration {
+    text.and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(3))
 }
 
 impl HostCaps {
@@ -57,14 +65,6 @@ impl HostCaps {
     /// Write caps2, like [`HostCaps::write_caps`].
     pub fn write_caps2(&self, caps2: u32) -> Result<()> {
         write_word(&self.caps2, caps2)
-    }
-
-    fn autosuspend_delay(&self) -> Duration {
-        read_attribute(&self.autosuspend_delay_ms)
-            .ok()
-            .and_then(|t| t.parse::<u64>().ok())
-            .map(Duration::from_millis)
-            .unwrap_or(Duration::from_secs(3))
     }
 
     fn wait_status(&self, want: &str, timeout: Duration) -> Result<()> {
@@ -119,13 +119,14 @@ impl HostCaps {
     /// `restore.sh` puts it back too ([`HostCaps::reinit_commands`]), for a SIGKILL
     /// inside the cycle. Where it cannot be written, the cycle waits the delay out.
     pub fn reinit(&self) -> Result<()> {
+        let current = read_attribute(&self.autosuspend_delay_ms).ok();
         // The delay to put back: the one there was, once 0 is written in its place.
-        let shortened = read_attribute(&self.autosuspend_delay_ms)
-            .ok()
+        let shortened = current
+            .clone()
             .filter(|ms| ms != "0" && write_attribute(&self.autosuspend_delay_ms, "0").is_ok());
         let wait = match shortened {
             Some(_) => Duration::ZERO,
-            None => self.autosuspend_delay(),
+            None => autosuspend_delay(current.as_deref()),
         };
         let cycled = self.power_cycle(wait);
         let Some(ms) = shortened else {
@@ -199,7 +200,8 @@ impl HostCaps {
     /// commands are written to `restore.sh` before any knob changes).
     pub fn reinit_commands(&self, caps: u32) -> Vec<String> {
         let control = shell_quote(&self.power_control.to_string_lossy());
-        let delay_s = self.autosuspend_delay().as_secs() + 1;
+        let current = read_attribute(&self.autosuspend_delay_ms).ok();
+        let delay_s = autosuspend_delay(current.as_deref()).as_secs() + 1;
         let mut commands = vec![
             format!(
                 "echo 0x{caps:08x} > {}",
@@ -209,7 +211,7 @@ impl HostCaps {
             format!("sleep {delay_s}"),
             format!("echo on > {control}"),
         ];
-        if let Ok(ms) = read_attribute(&self.autosuspend_delay_ms) {
+        if let Some(ms) = current {
             commands.push(format!(
                 "echo {} > {}",
                 shell_quote(&ms),
