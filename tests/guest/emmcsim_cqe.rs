@@ -6,7 +6,8 @@
 //!   requests as queue tasks (CQE 100%), the other boot none;
 //! - 4 KiB random reads at io_uring depth 8 run at the model's pipelined rate (the
 //!   slower of the task's flash time and its bus time, within 10%) and at least 1.5x
-//!   the rate without the queue; at depth 1 the two are within 8%;
+//!   the rate without the queue; at depth 1 the two are within 8% (each side's median
+//!   run of 3);
 //! - `mmcab compare` puts the change on the right side with the measured size.
 //!
 //! Verdicts need more than one boot a side; bench/boots' CQE experiment has them.
@@ -60,20 +61,23 @@ fn boot(label: &str, depth: u32) -> testbed::GuestRun {
     run
 }
 
-/// Mean MB/s per workload over the measured runs (group rows of runs.csv).
-fn mb_per_s(dir: &Path) -> BTreeMap<String, f64> {
-    let mut sums: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+/// MB/s of each measured run per workload (group rows of runs.csv), in run order.
+fn mb_per_s(dir: &Path) -> BTreeMap<String, Vec<f64>> {
+    let mut runs: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut rdr = csv::Reader::from_path(dir.join("runs.csv")).unwrap();
     for row in rdr.deserialize::<mmcab::record::RunRow>() {
         let row = row.unwrap();
         if row.job != mmcab::record::GROUP_JOB || row.warmup {
             continue;
         }
-        let e = sums.entry(row.workload.clone()).or_default();
-        e.0 += row.bytes as f64 / row.seconds / 1e6;
-        e.1 += 1.0;
+        let rate = row.bytes as f64 / row.seconds / 1e6;
+        runs.entry(row.workload.clone()).or_default().push(rate);
     }
-    sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect()
+    runs
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
 }
 
 /// Share of the evidence's requests that were queue tasks, per workload.
@@ -98,6 +102,23 @@ fn cqe_share(dir: &Path) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// The kernel evidence's request latency per run that had requests: "run workload
+/// p99/max" in microseconds (evidence.csv).
+fn evidence_lat(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rdr = csv::Reader::from_path(dir.join("evidence.csv")).unwrap();
+    for row in rdr.deserialize::<BTreeMap<String, String>>() {
+        let row = row.unwrap();
+        if row["requests"].parse::<u64>().unwrap_or(0) > 0 {
+            out.push(format!(
+                "{} {} {}/{}",
+                row["run"], row["workload"], row["lat_p99_us"], row["lat_max_us"]
+            ));
+        }
+    }
+    out
+}
+
 /// The model's pipelined rate for 4 KiB reads (MB/s): per task the flash part (the
 /// queueing CMD44/45 and the CMD46/47 of 48+48 bits at 52 MHz, each with cmd_ns, the
 /// read access and 4 KiB of read_ns_per_kib) against the bus part (8 blocks of
@@ -118,25 +139,35 @@ fn the_command_queue_pipelines_queued_reads_across_boots() {
     assert_eq!(without.out_text("cmdq_en").trim(), "0");
     let (a, b) = (with.out_dir.join("r"), without.out_dir.join("r"));
     let (share_a, share_b) = (cqe_share(&a), cqe_share(&b));
-    let (mb_a, mb_b) = (mb_per_s(&a), mb_per_s(&b));
-    let table =
-        format!("with the queue {mb_a:?} (CQE {share_a:?})\nwithout {mb_b:?} (CQE {share_b:?})");
+    let (runs_a, runs_b) = (mb_per_s(&a), mb_per_s(&b));
+    let table = format!(
+        "MB/s per run, with the queue {runs_a:.2?} (CQE {share_a:?})\n\
+         without {runs_b:.2?} (CQE {share_b:?})\nkernel evidence, request latency \
+         p99/max us per run: with {:?}, without {:?}",
+        evidence_lat(&a),
+        evidence_lat(&b)
+    );
     eprintln!("{table}\nmodel at depth 8: {:.2} MB/s", model_qd8_mb_s());
     for w in ["rand-read-4k-qd8", "rand-read-4k-qd1"] {
         assert!(share_a[w] > 0.99 && share_b[w] == 0.0, "{w}: {table}");
     }
-    let qd8 = mb_a["rand-read-4k-qd8"];
+    // The rate checks take each side's median run. About one boot in 3-8 from some saved
+    // machines (testbed/emmcsim/README.md, "Limits") has one depth-8 run at half
+    // the rate: a few tasks complete ~45 ms late (the kernel evidence's p99 shows it),
+    // and in a run of 2 MiB that doubles its time. The model's rate is the other runs'.
+    let median = |runs: &BTreeMap<String, Vec<f64>>, w: &str| mmcab::stats::median(&runs[w]);
+    let qd8 = median(&runs_a, "rand-read-4k-qd8");
     assert!(
         (qd8 / model_qd8_mb_s() - 1.0).abs() < 0.10,
-        "depth 8 with the queue {qd8:.2} MB/s, the model {:.2}\n{table}",
+        "depth 8 with the queue {qd8:.2} MB/s (median run), the model {:.2}\n{table}",
         model_qd8_mb_s()
     );
-    assert!(qd8 > 1.5 * mb_b["rand-read-4k-qd8"], "{table}");
+    assert!(qd8 > 1.5 * median(&runs_b, "rand-read-4k-qd8"), "{table}");
     // At depth 1 there is nothing to overlap: the queue gains little (2.7-3.7% in 8
     // boots a side). Before testbed/run seeded the guest's RNG from the DTB, the CRNG
     // became ready in the middle of a run in about one boot of three, and its static-key
     // flips cost that run 90-260 ms of guest time (15.7 and 13.2 MB/s at depth 1).
-    let qd1 = mb_a["rand-read-4k-qd1"] / mb_b["rand-read-4k-qd1"];
+    let qd1 = median(&runs_a, "rand-read-4k-qd1") / median(&runs_b, "rand-read-4k-qd1");
     assert!((0.95..1.08).contains(&qd1), "depth 1: {qd1:.3}\n{table}");
     // mmcab compare: the queue side is the faster one, by the measured change.
     let out = Command::new(MMCAB)
@@ -164,7 +195,8 @@ fn the_command_queue_pipelines_queued_reads_across_boots() {
         }
     }
     let change = change.expect("a change for rand-read-4k-qd8 in compare's summary.csv");
-    let measured = qd8 / mb_b["rand-read-4k-qd8"] - 1.0;
+    // compare's change is of the means (Welch), so the runs' is too.
+    let measured = mean(&runs_a["rand-read-4k-qd8"]) / mean(&runs_b["rand-read-4k-qd8"]) - 1.0;
     assert!(
         (change - measured).abs() < 0.02 && change > 0.5,
         "compare says {change:+.3}, the runs {measured:+.3}"
