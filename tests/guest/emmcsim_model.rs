@@ -300,6 +300,31 @@ fn per_op(dir: &Path) -> BTreeMap<(String, String), f64> {
         .collect()
 }
 
+/// The measured runs of the set-* results whose slowest I/O took over 20 ms more than
+/// the run's own p99: "set-KIND run N WORKLOAD/CONFIG max/p99 us".
+fn stalls(out: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for kind in ["bus", "packed"] {
+        let path = out.join(format!("set-{kind}/runs.csv"));
+        let mut rdr =
+            csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for row in rdr.deserialize::<mmcab::record::RunRow>() {
+            let row = row.unwrap();
+            if row.job != mmcab::record::GROUP_JOB || row.warmup {
+                continue;
+            }
+            let (max, p99) = (row.lat_max_us, row.lat_p99_us);
+            if max > p99 + 20_000.0 {
+                found.push(format!(
+                    "set-{kind} run {} {}/{} {max:.0}/{p99:.0} us",
+                    row.run, row.workload, row.config
+                ));
+            }
+        }
+    }
+    found
+}
+
 /// Boots, runs, and checks every (workload, config) against the formula; returns the
 /// table it printed.
 fn check_set(label: &str, kernel: &str, set: &Timing, jitter_permille: u32) -> String {
@@ -308,14 +333,28 @@ fn check_set(label: &str, kernel: &str, set: &Timing, jitter_permille: u32) -> S
     } else {
         BUS_PLAN.to_string()
     };
-    let run = testbed::Guest::new(label)
-        .kernel(kernel)
-        .card("sim")
-        .icount(1)
-        .bus_width(8)
-        .timeout(std::time::Duration::from_secs(1500))
-        .run(&script(set, jitter_permille, 3, &bus_plan));
-    run.assert_success();
+    let boot = || {
+        let run = testbed::Guest::new(label)
+            .kernel(kernel)
+            .card("sim")
+            .icount(1)
+            .bus_width(8)
+            .timeout(std::time::Duration::from_secs(1500))
+            .run(&script(set, jitter_permille, 3, &bus_plan));
+        run.assert_success();
+        run
+    };
+    // The verdicts come from mmcab's report, on the means of 3 runs a config: one run
+    // with the guest's one-off stall (testbed/emmcsim/README.md, "Limits": one request
+    // ~45 ms late, seen in CI as a 4 KiB random-write run of 0.213 s among 0.169 s ones)
+    // leaves a real 12% change without significance. Such a boot is done once more;
+    // the second one is checked whatever it shows.
+    let mut run = boot();
+    let stalled = stalls(&run.out_dir);
+    if !stalled.is_empty() {
+        eprintln!("{label}: the guest stalled in {stalled:?}; booting once more");
+        run = boot();
+    }
     let defaults = run.out_text("defaults.txt");
     for (name, value) in [
         ("cmd_ns", DEFAULTS.cmd_ns),
