@@ -370,6 +370,10 @@ fn check_set(label: &str, kernel: &str, set: &Timing, jitter_permille: u32) -> S
         );
     }
     let mut table = format!("{label}: {set:?}, jitter {jitter_permille} permille\n");
+    let stalled = stalls(&run.out_dir);
+    if !stalled.is_empty() {
+        table += &format!("runs with the guest's stall: {stalled:?}\n");
+    }
     table += "workload      config      measured   predicted  meas/pred  (per I/O)\n";
     let mut bad = Vec::new();
     for kind in ["bus", "packed"] {
