@@ -4,10 +4,10 @@
 //! docs/knobs.md says to A/B the command queue on mainline (`--label`; here one boot a side):
 //! - the queue boot's card has `cmdq_en` 1 and its kernel evidence shows the data
 //!   requests as queue tasks (CQE 100%), the other boot none;
-//! - 4 KiB random reads at io_uring depth 8 run at the model's pipelined rate (the
-//!   slower of the task's flash time and its bus time, within 10%) and at least 1.5x
-//!   the rate without the queue; at depth 1 the two are within 8% (each side's median
-//!   run of 3);
+//! - by each side's median run of 3: 4 KiB random reads at io_uring depth 8 run at the
+//!   model's pipelined rate (the slower of the task's flash time and its bus time,
+//!   within 10%) and at least 1.5x the rate without the queue; at depth 1 the two are
+//!   within 8%;
 //! - `mmcab compare` puts the change on the right side with the measured size.
 //!
 //! Verdicts need more than one boot a side; bench/boots' CQE experiment has them.
