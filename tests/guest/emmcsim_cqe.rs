@@ -76,10 +76,6 @@ fn mb_per_s(dir: &Path) -> BTreeMap<String, Vec<f64>> {
     runs
 }
 
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
 /// Share of the evidence's requests that were queue tasks, per workload.
 fn cqe_share(dir: &Path) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
@@ -196,7 +192,8 @@ fn the_command_queue_pipelines_queued_reads_across_boots() {
     }
     let change = change.expect("a change for rand-read-4k-qd8 in compare's summary.csv");
     // compare's change is of the means (Welch), so the runs' is too.
-    let measured = mean(&runs_a["rand-read-4k-qd8"]) / mean(&runs_b["rand-read-4k-qd8"]) - 1.0;
+    let (qd8_a, qd8_b) = (&runs_a["rand-read-4k-qd8"], &runs_b["rand-read-4k-qd8"]);
+    let measured = mmcab::stats::mean(qd8_a) / mmcab::stats::mean(qd8_b) - 1.0;
     assert!(
         (change - measured).abs() < 0.02 && change > 0.5,
         "compare says {change:+.3}, the runs {measured:+.3}"

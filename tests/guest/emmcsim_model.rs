@@ -350,10 +350,11 @@ fn check_set(label: &str, kernel: &str, set: &Timing, jitter_permille: u32) -> S
     // leaves a real 12% change without significance. Such a boot is done once more;
     // the second one is checked whatever it shows.
     let mut run = boot();
-    let stalled = stalls(&run.out_dir);
+    let mut stalled = stalls(&run.out_dir);
     if !stalled.is_empty() {
         eprintln!("{label}: the guest stalled in {stalled:?}; booting once more");
         run = boot();
+        stalled = stalls(&run.out_dir);
     }
     let defaults = run.out_text("defaults.txt");
     for (name, value) in [
@@ -370,7 +371,6 @@ fn check_set(label: &str, kernel: &str, set: &Timing, jitter_permille: u32) -> S
         );
     }
     let mut table = format!("{label}: {set:?}, jitter {jitter_permille} permille\n");
-    let stalled = stalls(&run.out_dir);
     if !stalled.is_empty() {
         table += &format!("runs with the guest's stall: {stalled:?}\n");
     }
