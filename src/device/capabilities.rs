@@ -4,6 +4,10 @@
 //! data, testbed/README.md).
 
 use super::ext_csd::ExtCsd;
+use super::ext_csd_table::{
+    BUS_WIDTH, CACHE_CTRL, CACHE_SIZE, CMDQ_DEPTH, CMDQ_SUPPORT, MAX_PACKED_READS,
+    MAX_PACKED_WRITES,
+};
 use super::ios::Ios;
 use super::packed::NoPackedWrites;
 use serde::{Deserialize, Serialize};
@@ -122,11 +126,7 @@ fn packed(e: &Evidence<'_>) -> Capability {
     let Some(x) = e.ext_csd else {
         return cap(false, no_ext_csd(e), json!({}));
     };
-    let (rev, writes, reads) = (
-        x.rev(),
-        x.field("MAX_PACKED_WRITES").unwrap_or(0),
-        x.field("MAX_PACKED_READS").unwrap_or(0),
-    );
+    let (rev, writes, reads) = (x.rev(), x.get(MAX_PACKED_WRITES), x.get(MAX_PACKED_READS));
     let details =
         json!({"ext_csd_rev": rev, "max_packed_writes": writes, "max_packed_reads": reads});
     match crate::device::packed::packed_writes(u64::from(rev), writes) {
@@ -172,8 +172,8 @@ fn cmdq(e: &Evidence<'_>) -> Capability {
             json!({"ext_csd_rev": rev, "host_cqe": host_cqe, "enabled": e.cmdq_en}),
         );
     }
-    let support = x.field("CMDQ_SUPPORT").unwrap_or(0) & 1 == 1;
-    let depth = (x.field("CMDQ_DEPTH").unwrap_or(0) & 0x1f) + 1;
+    let support = x.get(CMDQ_SUPPORT) & 1 == 1;
+    let depth = (x.get(CMDQ_DEPTH) & 0x1f) + 1;
     let details = json!({"ext_csd_rev": rev, "depth": if support { depth } else { 0 }, "host_cqe": host_cqe, "enabled": e.cmdq_en});
     if !support {
         return cap(
@@ -201,8 +201,8 @@ fn cache(e: &Evidence<'_>) -> Capability {
             json!({"ext_csd_rev": rev}),
         );
     }
-    let size_bytes = x.field("CACHE_SIZE").unwrap_or(0) * 1024;
-    let on = x.field("CACHE_CTRL").unwrap_or(0) & 1 == 1;
+    let size_bytes = x.get(CACHE_SIZE) * 1024;
+    let on = x.get(CACHE_CTRL) & 1 == 1;
     let details = json!({"ext_csd_rev": rev, "size_bytes": size_bytes, "enabled": on});
     if size_bytes == 0 {
         return cap(false, "card reports CACHE_SIZE 0".into(), details);
@@ -230,10 +230,7 @@ fn host_max_bits(caps: u32) -> u8 {
 
 fn bus_width(e: &Evidence<'_>) -> Capability {
     let host_max = e.host_caps.map(host_max_bits);
-    let card = e
-        .ext_csd
-        .and_then(|x| x.decoded_field("BUS_WIDTH"))
-        .map(|v| v.to_string());
+    let card = e.ext_csd.map(|x| x.decode(BUS_WIDTH).to_string());
     let details = json!({"bits": e.ios.map(|i| i.bus_width_bits), "host_max_bits": host_max, "ext_csd_bus_width": card});
     match e.ios {
         Some(ios) => {

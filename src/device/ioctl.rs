@@ -6,6 +6,7 @@
 //! without CAP_SYS_RAWIO and on a partition node; the error tells the two apart by
 //! looking at the node's sysfs entry.
 
+use super::ext_csd_table::{EXT_CSD_REV, GENERIC_CMD6_TIME};
 use linux_uapi::mmc::{self, MmcCmd};
 use linux_uapi::mmc_core::{MMC_CMD_AC, MMC_CMD_ADTC, MMC_RSP_R1, MMC_RSP_R1B};
 use linux_uapi::mmc_proto::{
@@ -17,10 +18,6 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-/// EXT_CSD byte offset of GENERIC_CMD6_TIME (units of 10 ms, EXT_CSD_REV >= 6).
-const EXT_CSD_GENERIC_CMD6_TIME: usize = 248;
-/// EXT_CSD byte offset of EXT_CSD_REV.
-const EXT_CSD_REV: usize = 192;
 /// The RCA Linux gives every eMMC (`mmc_init_card`: `card->rca = 1`).
 pub const EMMC_RCA: u16 = 1;
 
@@ -230,8 +227,8 @@ pub fn send_status(dev: &File, rca: u16) -> Result<u32, MmcIoctlError> {
 /// The CMD6 busy timeout for this card: GENERIC_CMD6_TIME x 10 ms when EXT_CSD_REV >= 6
 /// defines it and it is non-zero; None otherwise (the kernel's default then applies).
 pub fn cmd6_timeout_ms(ext_csd: &[u8; 512]) -> Option<u32> {
-    let t = ext_csd[EXT_CSD_GENERIC_CMD6_TIME];
-    (ext_csd[EXT_CSD_REV] >= 6 && t > 0).then(|| u32::from(t) * 10)
+    let t = ext_csd[GENERIC_CMD6_TIME.offset];
+    (ext_csd[EXT_CSD_REV.offset] >= 6 && t > 0).then(|| u32::from(t) * 10)
 }
 
 /// CMD6 SWITCH, access mode "write byte": byte `index` of EXT_CSD = `value` (R1b, the card
@@ -339,12 +336,12 @@ mod tests {
     #[test]
     fn cmd6_timeout_only_from_rev6_and_nonzero() {
         let mut e = [0u8; 512];
-        e[EXT_CSD_GENERIC_CMD6_TIME] = 5;
-        e[EXT_CSD_REV] = 3;
+        e[GENERIC_CMD6_TIME.offset] = 5;
+        e[EXT_CSD_REV.offset] = 3;
         assert_eq!(cmd6_timeout_ms(&e), None);
-        e[EXT_CSD_REV] = 8;
+        e[EXT_CSD_REV.offset] = 8;
         assert_eq!(cmd6_timeout_ms(&e), Some(50));
-        e[EXT_CSD_GENERIC_CMD6_TIME] = 0;
+        e[GENERIC_CMD6_TIME.offset] = 0;
         assert_eq!(cmd6_timeout_ms(&e), None);
     }
 

@@ -4,7 +4,8 @@
 //!
 //! - [`discover`]: name -> [`MmcPaths`] (sysfs, host, debugfs)
 //! - [`ioctl`]: the MMC ioctls, over the safe interface of `linux_uapi::mmc`
-//! - [`ext_csd`] (+ [`ext_csd_table`]), [`cid`], [`ios`]: decoding
+//! - [`ext_csd`] (+ [`ext_csd_table`], the fields by name, over [`ext_csd_field`], what a
+//!   field is), [`cid`], [`ios`]: decoding
 //! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
 //! - [`info`]: [`DeviceInfo`], all of it in one typed value (`mmcab info --json`,
 //!   meta.json's `device`); [`info_read`]: reading it from the kernel; [`render`]: its
@@ -22,6 +23,7 @@ pub(crate) mod capture;
 pub mod cid;
 pub mod discover;
 pub mod ext_csd;
+pub mod ext_csd_field;
 pub mod ext_csd_table;
 pub mod host_driver;
 pub mod info;

@@ -24,6 +24,10 @@
 //! `tests/fixtures/packed/linux-4.9.toml`, whose derivation from that kernel code is in
 //! the README next to it.
 
+use super::ext_csd_table::{
+    EXCEPTION_EVENTS_CTRL, EXCEPTION_EVENTS_STATUS, MAX_PACKED_WRITES, PACKED_COMMAND_STATUS,
+    PACKED_FAILURE_INDEX,
+};
 use super::transfer::PackedArgs;
 use linux_uapi::mmc_core::MMC_CMD23_ARG_PACKED;
 use serde::{Deserialize, Serialize};
@@ -40,13 +44,13 @@ const BLOCK: usize = super::transfer::BLOCK as usize;
 pub const MAX_CMD23_BLOCKS: u32 = 0xffff;
 
 /// EXT_CSD byte offsets of the packed-command registers (JESD84-B45; Linux 4.9
-/// `include/linux/mmc/mmc.h`).
-pub const EXT_CSD_PACKED_FAILURE_INDEX: usize = 35;
-pub const EXT_CSD_PACKED_CMD_STATUS: usize = 36;
-pub const EXT_CSD_EXP_EVENTS_STATUS: usize = 54;
-pub const EXT_CSD_EXP_EVENTS_CTRL: usize = 56;
-pub const EXT_CSD_DATA_SECTOR_SIZE: usize = 61;
-pub const EXT_CSD_MAX_PACKED_WRITES: usize = 500;
+/// `include/linux/mmc/mmc.h`), from the field table; the two-byte EXP_EVENTS fields by
+/// their low byte, which holds PACKED_EVENT.
+pub const EXT_CSD_PACKED_FAILURE_INDEX: usize = PACKED_FAILURE_INDEX.offset;
+pub const EXT_CSD_PACKED_CMD_STATUS: usize = PACKED_COMMAND_STATUS.offset;
+pub const EXT_CSD_EXP_EVENTS_STATUS: usize = EXCEPTION_EVENTS_STATUS.offset;
+pub const EXT_CSD_EXP_EVENTS_CTRL: usize = EXCEPTION_EVENTS_CTRL.offset;
+pub const EXT_CSD_MAX_PACKED_WRITES: usize = MAX_PACKED_WRITES.offset;
 /// EXP_EVENTS_CTRL / EXP_EVENTS_STATUS bit 3: PACKED_EVENT_EN / PACKED_FAILURE.
 pub const EXT_CSD_PACKED_EVENT: u8 = 1 << 3;
 /// PACKED_COMMAND_STATUS bit 0: generic error; bit 1: the error has an index.

@@ -18,9 +18,8 @@
 
 use super::capabilities::kernel_release;
 use super::ext_csd::ExtCsd;
-use super::packed::{
-    packed_writes, Addressing, CardFormat, EXT_CSD_DATA_SECTOR_SIZE, EXT_CSD_MAX_PACKED_WRITES,
-};
+use super::ext_csd_table::{DATA_SECTOR_SIZE, MAX_PACKED_WRITES, SEC_COUNT};
+use super::packed::{packed_writes, Addressing, CardFormat};
 use super::paths::MmcPaths;
 use super::sysfs::read_trimmed;
 use super::{discover, ioctl};
@@ -115,7 +114,7 @@ impl RawAccess {
             .and_then(|s| u32::from_str_radix(s.trim_start_matches("0x"), 16).ok());
         let (addressing, addressing_source) = decide_addressing(state, &ext_csd)
             .map_err(|why| anyhow::anyhow!("{}: {why}", node.display()))?;
-        let large_sector = ext_csd.rev() >= 6 && ext_csd.raw[EXT_CSD_DATA_SECTOR_SIZE] == 1;
+        let large_sector = ext_csd.rev() >= 6 && ext_csd.get(DATA_SECTOR_SIZE) == 1;
         let (max_cmd_bytes, max_cmd_bytes_source) = command_limit(&sys);
         let sectors: u64 = read_trimmed(sys.join("size"))?
             .parse()
@@ -143,7 +142,7 @@ impl RawAccess {
     pub fn max_packed_writes(&self) -> Result<usize, String> {
         packed_writes(
             u64::from(self.ext_csd.rev()),
-            u64::from(self.ext_csd.raw[EXT_CSD_MAX_PACKED_WRITES]),
+            self.ext_csd.get(MAX_PACKED_WRITES),
         )
         .map(|max| max as usize)
         .map_err(|no| no.to_string())
@@ -188,7 +187,7 @@ pub fn decide_addressing(
             format!("the kernel's card state {state:#x} in debugfs (MMC_STATE_BLOCKADDR bit 2)"),
         ));
     }
-    let sectors = ext_csd.field("SEC_COUNT").unwrap_or(0);
+    let sectors = ext_csd.get(SEC_COUNT);
     if ext_csd.rev() >= 2 && sectors > BYTE_ADDRESSED_MAX_SECTORS {
         return Ok((
             Addressing::Sector,
@@ -240,7 +239,7 @@ fn read_only(sys: &Path) -> Option<String> {
 pub(crate) fn test_access(rev: u8, max_packed: u8, large_sector: bool) -> RawAccess {
     let mut raw = [0u8; 512];
     raw[192] = rev;
-    raw[EXT_CSD_MAX_PACKED_WRITES] = max_packed;
+    raw[MAX_PACKED_WRITES.offset] = max_packed;
     RawAccess {
         node: "/dev/mmcblk0".into(),
         paths: MmcPaths {
@@ -336,7 +335,7 @@ mod tests {
             .max_packed_writes()
             .unwrap_err()
             .contains("MAX_PACKED_WRITES 0"));
-        access.ext_csd.raw[EXT_CSD_MAX_PACKED_WRITES] = 60;
+        access.ext_csd.raw[MAX_PACKED_WRITES.offset] = 60;
         assert_eq!(access.max_packed_writes(), Ok(60));
         assert_eq!(access.address(4096).unwrap(), 4096);
         access.format.addressing = Addressing::Sector;

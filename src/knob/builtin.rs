@@ -12,8 +12,11 @@ pub use super::env::KnobEnv;
 use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
 use super::packing::{self, PackingKnob};
 use super::{Knob, Unavailable};
+use crate::device::ext_csd_table::{
+    CACHE_CTRL, CACHE_SIZE, CMDQ_SUPPORT, EXT_CSD_REV, MAX_PACKED_WRITES,
+};
 use crate::device::ioctl::{self, SwitchIndex};
-use crate::device::MmcPaths;
+use crate::device::{ExtCsd, MmcPaths};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::path::Path;
@@ -149,9 +152,9 @@ fn packing(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
         ));
     }
     let mut max_packed_writes = 0;
-    match ext_csd_fields(&env.paths, &["EXT_CSD_REV", "MAX_PACKED_WRITES"]) {
-        Ok(f) => {
-            let (rev, max) = (f[0].unwrap_or(0), f[1].unwrap_or(0));
+    match card_ext_csd(&env.paths) {
+        Ok(x) => {
+            let (rev, max) = (x.get(EXT_CSD_REV), x.get(MAX_PACKED_WRITES));
             max_packed_writes = max;
             if let Err(no) = crate::device::packed::packed_writes(rev, max) {
                 reasons.push(no.to_string());
@@ -245,11 +248,11 @@ fn cmd23(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
 fn cqe(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
     let attribute = env.paths.card_sysfs.join("cmdq_en");
     let mut reasons = Vec::new();
-    match ext_csd_fields(&env.paths, &["CMDQ_SUPPORT", "EXT_CSD_REV"]) {
-        Ok(f) if f[0].unwrap_or(0) & 1 == 0 => reasons.push(format!(
+    match card_ext_csd(&env.paths) {
+        Ok(x) if x.get(CMDQ_SUPPORT) & 1 == 0 => reasons.push(format!(
             "the card has no command queue (EXT_CSD CMDQ_SUPPORT = 0, EXT_CSD_REV {}; \
              command queueing needs eMMC 5.1)",
-            f[1].unwrap_or(0)
+            x.get(EXT_CSD_REV)
         )),
         Ok(_) => {}
         Err(err) => reasons.push(format!("cannot read EXT_CSD: {err:#}")),
@@ -293,9 +296,9 @@ fn cqe(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
 }
 
 fn cache(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
-    let f = ext_csd_fields(&env.paths, &["CACHE_SIZE"])
+    let x = card_ext_csd(&env.paths)
         .map_err(|err| unavailable("cache", format!("cannot read EXT_CSD: {err:#}")))?;
-    if f[0].unwrap_or(0) == 0 {
+    if x.get(CACHE_SIZE) == 0 {
         return Err(unavailable(
             "cache",
             "the card has no volatile cache (EXT_CSD CACHE_SIZE = 0)".to_string(),
@@ -303,7 +306,7 @@ fn cache(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
     }
     Ok(Box::new(ExtCsdKnob::new(
         "cache",
-        "CACHE_CTRL",
+        CACHE_CTRL.name,
         None,
         false,
         Box::new(CardExtCsd {
@@ -351,15 +354,15 @@ pub fn status(env: &KnobEnv) -> Vec<KnobStatus> {
 
 /// CACHE_CTRL as on/off, when the cache knob is unavailable.
 fn cache_current(env: &KnobEnv) -> Option<String> {
-    let ctrl = ext_csd_fields(&env.paths, &["CACHE_CTRL"]).ok()?[0]?;
+    let ctrl = card_ext_csd(&env.paths).ok()?.get(CACHE_CTRL);
     Some(if ctrl & 1 == 1 { "on" } else { "off" }.to_string())
 }
 
 // ---- glue to the device module (ios, EXT_CSD, CMD6) ----
 
-fn ext_csd_fields(paths: &MmcPaths, names: &[&str]) -> Result<Vec<Option<u64>>> {
+fn card_ext_csd(paths: &MmcPaths) -> Result<ExtCsd> {
     let (ext_csd, _source) = crate::device::ext_csd::read_ext_csd(paths)?;
-    Ok(names.iter().map(|n| ext_csd.field(n)).collect())
+    Ok(ext_csd)
 }
 
 /// EXT_CSD of the card behind `paths`: read through the device module, switched with CMD6.

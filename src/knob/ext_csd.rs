@@ -8,23 +8,20 @@
 //! [`SwitchIndex`]) is accepted.
 
 use super::Knob;
+use crate::device::ext_csd_field::Field;
+use crate::device::ext_csd_table::{BARRIER_CTRL, CACHE_CTRL};
 use crate::device::ioctl::SwitchIndex;
 use anyhow::{bail, Context, Result};
 
-/// Fields mmcab switches without `--force`: (name, index, values, why it is safe).
-pub const ALLOW_LIST: &[(&str, usize, &[u8], &str)] = &[
+/// Fields mmcab switches without `--force` (one byte each): (field, values, why it is
+/// safe).
+pub const ALLOW_LIST: &[(Field, &[u8], &str)] = &[
     (
-        "CACHE_CTRL",
-        33,
+        CACHE_CTRL,
         &[0, 1],
         "volatile cache on/off; reversible, the kernel still sends flushes",
     ),
-    (
-        "BARRIER_CTRL",
-        31,
-        &[0, 1],
-        "cache barrier on/off; reversible",
-    ),
+    (BARRIER_CTRL, &[0, 1], "cache barrier on/off; reversible"),
 ];
 
 /// How an EXT_CSD knob reaches the card (the device module's ioctl and EXT_CSD reader).
@@ -59,16 +56,16 @@ impl ExtCsdKnob {
     ) -> Result<ExtCsdKnob> {
         let allowed = ALLOW_LIST
             .iter()
-            .find(|(n, _, _, _)| n.eq_ignore_ascii_case(field));
+            .find(|(f, _, _)| f.name.eq_ignore_ascii_case(field));
         let (index, values) = match (allowed, index) {
-            (Some((_, i, values, _)), _) => (*i, Some(*values)),
+            (Some((f, values, _)), _) => (f.offset, Some(*values)),
             (None, Some(i)) if force => (i, None),
             (None, None) if force => bail!(
                 "knob {name}: EXT_CSD field {field} is neither a one-byte field mmcab knows nor \
                  a byte offset (0-191)"
             ),
             (None, _) => {
-                let names: Vec<&str> = ALLOW_LIST.iter().map(|(n, _, _, _)| *n).collect();
+                let names: Vec<&str> = ALLOW_LIST.iter().map(|(f, _, _)| f.name).collect();
                 bail!(
                     "knob {name}: EXT_CSD field {field} is not on the allow-list of fields safe \
                      to switch at run time ({}); switching others behind the kernel's back can \
@@ -257,8 +254,13 @@ mod tests {
 
     #[test]
     fn every_allow_listed_field_is_switchable() {
-        for (name, index, _, _) in ALLOW_LIST {
-            assert!(SwitchIndex::try_from(*index).is_ok(), "{name}");
+        for (field, _, _) in ALLOW_LIST {
+            assert_eq!(field.width, 1, "{}", field.name);
+            assert!(
+                SwitchIndex::try_from(field.offset).is_ok(),
+                "{}",
+                field.name
+            );
         }
     }
 

@@ -15,6 +15,8 @@
 //!   docs/kernel-facts.md.
 
 use super::align::{Boundary, Confidence, Estimate};
+use crate::device::ext_csd_field::Field;
+use crate::device::ext_csd_table::{ACC_SIZE, ERASE_GROUP_DEF, HC_ERASE_GRP_SIZE};
 use crate::device::DeviceInfo;
 use crate::units::format_size;
 use serde::{Deserialize, Serialize};
@@ -37,10 +39,11 @@ pub struct Geometry {
 impl Geometry {
     /// From `mmcab info`'s reading of a card.
     pub fn from_info(info: &DeviceInfo) -> Geometry {
-        let field = |name: &str| {
+        // None also where the info was read back from the JSON of a table without it.
+        let field = |field: Field| {
             info.ext_csd
                 .as_ref()
-                .and_then(|x| x.fields_raw.get(name).copied())
+                .and_then(|x| x.fields_raw.get(field.name).copied())
         };
         // 0: the kernel does not know (no erase support, or not an MMC/SD card).
         let sysfs = |name: &str| {
@@ -50,11 +53,11 @@ impl Geometry {
                 .filter(|v| *v > 0)
         };
         Geometry {
-            hc_erase_group: field("HC_ERASE_GRP_SIZE")
+            hc_erase_group: field(HC_ERASE_GRP_SIZE)
                 .filter(|v| *v > 0)
                 .map(|v| v * (512 << 10)),
-            erase_group_def: field("ERASE_GROUP_DEF").map(|v| v & 1 == 1),
-            super_page: field("ACC_SIZE")
+            erase_group_def: field(ERASE_GROUP_DEF).map(|v| v & 1 == 1),
+            super_page: field(ACC_SIZE)
                 .map(|v| v & 0xf)
                 .filter(|v| (1..=9).contains(v))
                 .map(|v| 512 << (v - 1)),

@@ -129,7 +129,7 @@ impl Observer {
         if !expect.ext_csd.is_empty() {
             let (ext_csd, _) = crate::device::ext_csd::read_ext_csd(&env.paths)?;
             for (field, want) in &expect.ext_csd {
-                match ext_csd.field(field) {
+                match crate::device::ext_csd_table::find(field).map(|f| ext_csd.get(*f)) {
                     Some(v) if v == *want => {}
                     Some(v) => wrong.push(format!("EXT_CSD {field} = {v}, expected {want}")),
                     None => bail!(

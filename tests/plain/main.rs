@@ -11,6 +11,7 @@ mod engine;
 mod fidelity;
 mod fio_words;
 mod gates;
+mod imports;
 mod info;
 mod ioctl_engine;
 mod knobs;
