@@ -12,7 +12,7 @@
 //! workload must agree on it), never from the workload's name. A workload may be in
 //! several sweeps (4 KiB at QD1 is on the depth axis and on the block-size axis).
 
-use crate::workload::spec::WorkloadSpec;
+use super::workload::{JobSpec, WorkloadSpec};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +38,7 @@ impl SweepOver {
     }
 
     /// This key's value in one job.
-    fn value(self, job: &crate::workload::spec::JobSpec) -> u64 {
+    fn value(self, job: &JobSpec) -> u64 {
         match self {
             SweepOver::Bs => job.bs,
             SweepOver::Iodepth => u64::from(job.iodepth),

@@ -61,9 +61,9 @@ pub fn fsync(io: &CloneIo<'_>, rec: &mut Recorder) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::workload::WorkloadSpec;
     use crate::workload::clone_io::{ReadChecker, Stop, Writer};
     use crate::workload::job::ClonePlan;
-    use crate::workload::spec::WorkloadSpec;
     use std::sync::atomic::AtomicBool;
 
     fn plan(job: &str) -> ClonePlan {

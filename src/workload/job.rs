@@ -7,8 +7,8 @@ use super::io_error::{IoFailure, IoOp};
 use super::offsets::Order;
 use super::options::EngineOptions;
 use super::result::Direction;
-use super::spec::{JobSpec, Rw, WorkloadSpec};
 use super::target::{Target, TargetKind};
+use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
 use crate::units::format_size;
 use anyhow::{bail, Result};
 use std::os::unix::fs::FileExt;
@@ -355,7 +355,7 @@ pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::spec::WorkloadSpec;
+    use crate::plan::workload::WorkloadSpec;
 
     fn spec(text: &str) -> WorkloadSpec {
         let w: WorkloadSpec = toml::from_str(text).unwrap();

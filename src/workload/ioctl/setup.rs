@@ -4,12 +4,12 @@
 //! Facts about the card ([`RawAccess`]) and the kernel's CMD23 pass-through
 //! ([`SbcVerdict`]) are found once per target and kept in its [`CardCache`].
 
-use super::plan_keys::{takes_packed, Packed};
 use crate::device::raw_access::RawAccess;
 use crate::evidence::sbc::{self, SbcVerdict};
+use crate::plan::packed::Packed;
+use crate::plan::workload::{takes_packed, Engine};
 use crate::workload::job::ClonePlan;
 use crate::workload::options::EngineOptions;
-use crate::workload::spec::Engine;
 use crate::workload::target::{Target, TargetKind};
 use anyhow::{anyhow, bail, Result};
 use std::sync::{Arc, OnceLock};
