@@ -29,7 +29,7 @@ use crate::device::packed::EXT_CSD_MAX_PACKED_WRITES;
 use crate::device::raw_access::RawAccess;
 use crate::evidence::sbc::{self, SbcVerdict};
 use crate::plan::packed::Packed;
-use crate::workload::ioctl::setup::packed_entries;
+use crate::workload::engine::ioctl::setup::packed_entries;
 use crate::workload::target::Writes;
 use crate::workload::Target;
 use anyhow::{bail, Context, Result};

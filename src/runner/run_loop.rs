@@ -23,6 +23,7 @@ use crate::knob::Knob;
 use crate::plan::matrix::Slot;
 use crate::plan::workload::WorkloadSpec;
 use crate::workload::target::Writes;
+use crate::workload::CardCache;
 use crate::workload::WorkloadResult;
 use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, IoFailure, Target};
 use anyhow::{Context, Result};
@@ -41,6 +42,7 @@ pub(super) fn run(
         knobs,
         wanted,
         target,
+        card,
         engine,
     } = prepare(&session, opts, interrupts)?;
     let evidence = super::evidence::collector(opts, &session.target, &observer, &*events);
@@ -63,7 +65,7 @@ pub(super) fn run(
     let mut runs = Loop {
         session: &session,
         observer: &observer,
-        target: TargetSlot::new(target),
+        target: TargetSlot::new(target, card),
         engine: &engine,
         wanted: &wanted,
         evidence: &evidence,
@@ -93,6 +95,8 @@ struct Prepared {
     knobs: Vec<Box<dyn Knob>>,
     wanted: Vec<BTreeMap<String, String>>,
     target: Target,
+    /// What the ioctl engine found out about the target's card while checking.
+    card: CardCache,
     engine: EngineOptions,
 }
 
@@ -116,6 +120,7 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         force: opts.force,
         ..EngineOptions::default()
     };
+    let card = CardCache::default();
     for &w in &session.workloads {
         // Each config that changes a workload (`packed`) is checked as it will run.
         let mut seen = Vec::new();
@@ -125,7 +130,7 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
             }
             seen.push(config.packed);
             let spec = config.workload(&session.plan.workload[w]);
-            check_workload(&spec, &target, &engine).map_err(|e| match config.packed {
+            check_workload(&spec, &target, &card, &engine).map_err(|e| match config.packed {
                 Some(packed) => e.context(format!("config {} (packed = {packed})", config.name)),
                 None => e,
             })?;
@@ -143,6 +148,7 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         knobs,
         wanted,
         target,
+        card,
         engine,
     })
 }
@@ -328,7 +334,13 @@ impl Loop<'_> {
         }
         self.events.event(Event::RunStarting { run });
         let window = super::evidence::EvidenceWindow::new(self.evidence);
-        let result = match run_workload(&spec, self.target.get()?, self.engine, &window) {
+        let result = match run_workload(
+            &spec,
+            self.target.get()?,
+            self.target.card(),
+            self.engine,
+            &window,
+        ) {
             Ok(result) => result,
             // Only the engine's own cancel is one: an I/O error that comes with a signal
             // is still an error, reported as such.

@@ -1,10 +1,10 @@
 //! From a workload's jobs to job clones ready to run: the region each clone works in,
 //! its phases (iozone: read pass then write pass) and its file. What a clone's engine
-//! uses while it runs is in [`super::clone_io`].
+//! uses while it runs is in [`super::engine::clone_io`].
 
-use super::buffer::fill_pattern;
+use super::engine::buffer::fill_pattern;
+use super::engine::offsets::Order;
 use super::io_error::{IoFailure, IoOp};
-use super::offsets::Order;
 use super::options::EngineOptions;
 use super::result::Direction;
 use super::target::{Target, TargetKind};
