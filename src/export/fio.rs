@@ -19,8 +19,8 @@
 
 use crate::plan::spec::Plan;
 use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
+use crate::workload::engine::job::scaled;
 use crate::workload::fio::fio_job;
-use crate::workload::job::scaled;
 use anyhow::{bail, Result};
 use std::fmt::Write;
 

@@ -4,11 +4,11 @@
 //! What goes in: the plan's workloads ([`crate::plan::workload`]), [`options`] (how to
 //! run besides the plan file: command line, run id) and a [`target`] (block device, file
 //! or directory, its write-safety checks, who uses it, the data a write would destroy);
-//! [`job`] turns a workload's jobs into job clones (regions, phases, file layout), and
 //! [`fio`] says a job in fio's words, for the fio export and the report.
 //!
-//! What runs: the [`engine`]s (sync, io_uring, ioctl) and their common parts; the ioctl
-//! engine's card facts ([`CardCache`]) are the caller's, kept per open target.
+//! What runs: the job clones and the [`engine`]s (sync, io_uring, ioctl) with their
+//! common parts; the ioctl engine's card facts ([`CardCache`]) are the caller's, kept per
+//! open target.
 //!
 //! What comes out: the [`result`] of a workload; [`io_error`], a failed I/O as one typed
 //! error (operation, offset, device, errno); [`measured_window`], when the measured I/O
@@ -17,7 +17,6 @@
 pub mod engine;
 pub mod fio;
 pub mod io_error;
-pub mod job;
 pub mod measured_window;
 pub mod options;
 pub mod result;
@@ -34,10 +33,10 @@ pub use target::Target;
 use crate::plan::workload::{Engine, WorkloadSpec};
 use anyhow::Result;
 use engine::clone_io::{self, CloneIo, ReadChecker, Stop, Writer};
+use engine::job::{self, ClonePlan};
 use engine::offsets::OffsetGen;
 use engine::recorder::{DirStats, Recorder};
 use engine::{completion, ioctl, sync, uring, window};
-use job::ClonePlan;
 use result::{Direction, JobResult, VerifyReport};
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -11,8 +11,8 @@ use crate::plan::spec::Plan;
 use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
 use crate::record::Meta;
 use crate::report::model::SetupSection;
+use crate::workload::engine::job::scaled;
 use crate::workload::fio::{fio_job, FioNote};
-use crate::workload::job::scaled;
 
 fn hz(v: u64) -> String {
     let mhz = v as f64 / 1e6;

@@ -4,9 +4,9 @@
 //! read-back of everything written when the job verifies.
 
 use super::buffer::{check_block, describe_damage, fill_pattern, stamp_block};
+use super::job::ClonePlan;
 use crate::aligned::AlignedBuf;
 use crate::workload::io_error::{IoFailure, IoOp};
-use crate::workload::job::ClonePlan;
 use crate::workload::result::{Direction, VerifyReport};
 use anyhow::Result;
 use std::fs::File;

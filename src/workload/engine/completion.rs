@@ -63,7 +63,7 @@ mod tests {
     use super::*;
     use crate::plan::workload::WorkloadSpec;
     use crate::workload::engine::clone_io::{ReadChecker, Stop, Writer};
-    use crate::workload::job::ClonePlan;
+    use crate::workload::engine::job::ClonePlan;
     use std::sync::atomic::AtomicBool;
 
     fn plan(job: &str) -> ClonePlan {

@@ -1,5 +1,6 @@
-//! The engines and what they share while a job clone runs. Each engine issues a clone's
-//! I/O its own way: [`sync`] (pread/pwrite, one at a time), [`uring`] (io_uring,
+//! A workload's job clones and the engines that run them. [`job`] turns the jobs into
+//! clones (the region each works in, its phases, its file, laid out before the clones
+//! start); each engine issues a clone's I/O its own way: [`sync`] (pread/pwrite, one at a time), [`uring`] (io_uring,
 //! `iodepth` in flight) and [`ioctl`] (raw MMC commands through the ioctl, packed writes
 //! included; its card facts, [`ioctl::CardCache`], come from whoever holds the target).
 //!
@@ -12,6 +13,7 @@ pub mod buffer;
 pub mod clone_io;
 pub mod completion;
 pub mod ioctl;
+pub mod job;
 pub mod offsets;
 pub mod recorder;
 pub mod sync;

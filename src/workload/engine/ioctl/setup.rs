@@ -9,7 +9,7 @@ use crate::device::raw_access::RawAccess;
 use crate::evidence::sbc::{self, SbcVerdict};
 use crate::plan::packed::Packed;
 use crate::plan::workload::{takes_packed, Engine};
-use crate::workload::job::ClonePlan;
+use crate::workload::engine::job::ClonePlan;
 use crate::workload::options::EngineOptions;
 use crate::workload::target::{Target, TargetKind};
 use anyhow::{anyhow, bail, Result};

@@ -1,15 +1,15 @@
 //! From a workload's jobs to job clones ready to run: the region each clone works in,
 //! its phases (iozone: read pass then write pass) and its file. What a clone's engine
-//! uses while it runs is in [`super::engine::clone_io`].
+//! uses while it runs is in [`super::clone_io`].
 
-use super::engine::buffer::fill_pattern;
-use super::engine::offsets::Order;
-use super::io_error::{IoFailure, IoOp};
-use super::options::EngineOptions;
-use super::result::Direction;
-use super::target::{Target, TargetKind};
+use super::buffer::fill_pattern;
+use super::offsets::Order;
 use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
 use crate::units::format_size;
+use crate::workload::io_error::{IoFailure, IoOp};
+use crate::workload::options::EngineOptions;
+use crate::workload::result::Direction;
+use crate::workload::target::{Target, TargetKind};
 use anyhow::{bail, Result};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
