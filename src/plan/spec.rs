@@ -153,6 +153,45 @@ size = "1M"
     }
 
     #[test]
+    fn empty_names_are_refused_when_the_plan_is_read() {
+        let err = format!(
+            "{:#}",
+            PLAN.replace("name = \"p\"", "name = \"\"")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert_eq!(
+            err,
+            "the plan has an empty `name`: add `name = \"...\"` (its results directories are \
+             named after it)"
+        );
+        let err = format!(
+            "{:#}",
+            PLAN.replace("name = \"a\"", "name = \"\"")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert_eq!(err, "a [[config]] has no name: add `name = \"...\"`");
+        let err = format!(
+            "{:#}",
+            PLAN.replace("name = \"w1\"", "name = \" \"")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert_eq!(
+            err,
+            "a [[workload]] has an empty `name`: add `name = \"...\"`, unique in the plan"
+        );
+        let err = format!(
+            "{:#}",
+            PLAN.replace("name = \"r\"", "name = \"\"")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert!(err.contains("`name` must be non-empty"), "{err}");
+    }
+
+    #[test]
     fn a_configs_packed_needs_an_ioctl_write_job() {
         let plan = PLAN.replace("name = \"a\"", "name = \"a\"\npacked = 8");
         let err = format!("{:#}", plan.parse::<Plan>().unwrap_err());

@@ -233,7 +233,7 @@ impl WorkloadSpec {
     /// Check every job; the message names the workload, the job and the key.
     pub fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {
-            bail!("a [[workload]] has an empty `name`");
+            bail!("a [[workload]] has an empty `name`: add `name = \"...\"`, unique in the plan");
         }
         if self.job.is_empty() {
             bail!(
