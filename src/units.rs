@@ -133,6 +133,42 @@ pub mod serde_size {
     }
 }
 
+/// Serde helpers for `runtime = "30s"` or `runtime = 30` (seconds).
+pub mod serde_duration {
+    use serde::{de, Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Int(u64),
+        Float(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let raw: Option<Raw> = Option::deserialize(d)?;
+        match raw {
+            None => Ok(None),
+            Some(Raw::Int(s)) => Ok(Some(Duration::from_secs(s))),
+            Some(Raw::Float(s)) if s >= 0.0 && s.is_finite() => Duration::try_from_secs_f64(s)
+                .map(Some)
+                .map_err(|_| de::Error::custom(format!("{s} seconds is too long a duration"))),
+            Some(Raw::Float(s)) => Err(de::Error::custom(format!("{s} is not a duration"))),
+            Some(Raw::Text(t)) => super::parse_duration(&t)
+                .map(Some)
+                .map_err(de::Error::custom),
+        }
+    }
+
+    pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(d) => s.serialize_str(&format!("{}s", d.as_secs_f64())),
+            None => s.serialize_none(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

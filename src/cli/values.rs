@@ -2,11 +2,11 @@
 //! that the domain modules do not depend on clap. Names and aliases are the domain's
 //! own (the same words as in plan files, CSV and JSON).
 
-use crate::knob::decl::KnobKind;
+use crate::plan::knob::KnobKind;
 use crate::plan::matrix::Order;
+use crate::plan::workload::Engine;
 use crate::stats::multiple::Correction;
 use crate::workload::result::Direction;
-use crate::workload::spec::Engine;
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
 

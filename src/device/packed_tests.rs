@@ -265,7 +265,7 @@ fn the_last_pack_near_the_region_end_is_cut_short() {
 
 #[test]
 fn packs_of_generated_offsets_never_leave_the_region() {
-    use crate::workload::offsets::{OffsetGen, Order};
+    use crate::workload::engine::offsets::{OffsetGen, Order};
     for (large_sector, bs, blocks, packed) in [
         (false, 4096u64, 100u64, 8usize),
         (false, 512, 37, 63),

@@ -1,7 +1,7 @@
 //! `mmcab export fio PLAN`: the plan's workloads as a fio job file, so a reviewer can
 //! re-run a workload with fio and compare.
 //!
-//! The plan keys are fio's words already (see [`crate::workload::spec`]); each job's
+//! The plan keys are fio's words already (see [`crate::plan::workload`]); each job's
 //! options and the comments on what fio cannot do come from [`crate::workload::fio`],
 //! the translation the report's setup section shows too. What the file adds:
 //! - one mmcab workload = one fio reporting group: its jobs run at the same time, the
@@ -18,9 +18,9 @@
 //! unless a target is given.
 
 use crate::plan::spec::Plan;
+use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
+use crate::workload::engine::job::scaled;
 use crate::workload::fio::fio_job;
-use crate::workload::job::scaled;
-use crate::workload::spec::{JobSpec, Rw, WorkloadSpec};
 use anyhow::{bail, Result};
 use std::fmt::Write;
 

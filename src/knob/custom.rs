@@ -4,10 +4,10 @@
 use super::attribute::AttributeKnob;
 use super::builtin::CardExtCsd;
 use super::command::CommandKnob;
-use super::decl::KnobDecl;
 use super::ext_csd::ExtCsdKnob;
 use super::Knob;
 use crate::device::MmcPaths;
+use crate::plan::knob::KnobDecl;
 use anyhow::{bail, Result};
 
 /// Placeholders a custom knob's path may use.
@@ -97,7 +97,7 @@ fn ext_csd_index(field: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knob::decl::{AttributeDecl, ExtCsdDecl};
+    use crate::plan::knob::{AttributeDecl, ExtCsdDecl};
 
     fn paths() -> MmcPaths {
         MmcPaths {

@@ -98,7 +98,7 @@ impl MmcBlk {
         for (name, _) in &disks {
             let node = Path::new("/dev").join(name);
             if node.exists() {
-                if let Some(u) = crate::workload::in_use::block_device_in_use(&node)? {
+                if let Some(u) = crate::workload::target::in_use::block_device_in_use(&node)? {
                     users.push(u);
                 }
             }

@@ -11,8 +11,9 @@
 //! bit the block driver takes when it binds: CMD23, CQE; [`mmcblk`] rebinds it),
 //! [`ext_csd`] (CMD6 SWITCH), [`command`] (shell
 //! hooks); [`builtin`] is the table of the names users type (`bus-width`, `packing`,
-//! `cmd23`, `cqe`, `cache`) and what each resolves to; [`decl`] holds the plan's
-//! `[[knob]]` declarations and [`custom`] what they become on a target.
+//! `cmd23`, `cqe`, `cache`) and what each resolves to; [`names`] checks the knob names a
+//! plan uses against them; [`custom`] is what the plan's `[[knob]]` declarations
+//! ([`crate::plan::knob`]) become on a target.
 
 pub mod attribute;
 pub mod builtin;
@@ -21,11 +22,11 @@ pub mod cap_bit;
 pub mod caps;
 pub mod command;
 pub mod custom;
-pub mod decl;
 pub mod env;
 pub mod ext_csd;
 pub mod guard;
 pub mod mmcblk;
+pub mod names;
 pub mod packing;
 
 use anyhow::Result;

@@ -1,5 +1,6 @@
-//! `[[config]]` tables of a plan file, checked against the knobs the plan can use (the
-//! built-ins and its `[[knob]]` declarations, [`crate::knob::decl`]).
+//! `[[config]]` tables of a plan file. Their names and their knob values' types are
+//! checked with the plan; whether each knob is one the plan can use (a built-in or one of
+//! its `[[knob]]` declarations, [`super::knob`]) is checked by the knobs (knob/names.rs).
 //!
 //! ```toml
 //! [[config]]
@@ -9,9 +10,9 @@
 //! packed = 8               # optional: writes per packed command of every ioctl write job
 //! ```
 
-use crate::knob::builtin;
-pub use crate::knob::decl::{KnobDecl, KnobKind};
-use crate::workload::WorkloadSpec;
+use super::knob::KnobDecl;
+use super::packed::Packed;
+use super::workload::WorkloadSpec;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -27,7 +28,7 @@ pub struct ConfigSpec {
     /// Not a knob: `packed` of every ioctl write job under this config (0 = unpacked), so
     /// that packed and unpacked writes are configs of one A/B.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packed: Option<crate::workload::ioctl::Packed>,
+    pub packed: Option<Packed>,
     /// Knob name -> value as written (`bus-width = 8`, `packing = "off"`).
     #[serde(flatten)]
     pub knobs: BTreeMap<String, toml::Value>,
@@ -85,8 +86,9 @@ impl Expect {
     }
 }
 
-/// Check a plan's configs against the knobs it can use, before anything is touched.
-pub fn validate_configs(configs: &[ConfigSpec], custom: &[KnobDecl]) -> Result<()> {
+/// The names of a plan's configs and knob declarations (each given, and once) and the
+/// types of the configs' knob values; called by `Plan::validate`.
+pub fn check_names(configs: &[ConfigSpec], custom: &[KnobDecl]) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for knob in custom {
         if !seen.insert(knob.name()) {
@@ -104,17 +106,7 @@ pub fn validate_configs(configs: &[ConfigSpec], custom: &[KnobDecl]) -> Result<(
                 config.name
             );
         }
-        for knob in config.knob_values()?.keys() {
-            if builtin::find(knob).is_none() && !seen.contains(knob.as_str()) {
-                let mut known: Vec<String> = builtin::names().map(str::to_string).collect();
-                known.extend(seen.iter().map(|s| s.to_string()));
-                bail!(
-                    "config {}: unknown knob '{knob}' (known: {}; declare others with [[knob]])",
-                    config.name,
-                    known.join(", ")
-                );
-            }
-        }
+        config.knob_values()?;
     }
     Ok(())
 }
@@ -158,7 +150,7 @@ mod tests {
         let values = doc.config[1].knob_values().unwrap();
         assert_eq!(values["bus-width"], "4");
         assert_eq!(values["marker"], "on");
-        validate_configs(&doc.config, &doc.knob).unwrap();
+        check_names(&doc.config, &doc.knob).unwrap();
     }
 
     #[test]
@@ -168,12 +160,11 @@ mod tests {
              [[config]]\nname = \"max\"\npacked = \"max\"\nbus-width = 8\n",
         )
         .unwrap();
-        use crate::workload::ioctl::Packed;
         assert_eq!(doc.config[0].packed, Some(Packed::Off));
         assert_eq!(doc.config[1].packed, Some(Packed::Max));
         assert!(doc.config[0].knob_values().unwrap().is_empty());
         assert_eq!(doc.config[1].knob_values().unwrap().len(), 1);
-        validate_configs(&doc.config, &doc.knob).unwrap();
+        check_names(&doc.config, &doc.knob).unwrap();
         let err = toml::from_str::<Doc>("[[config]]\nname = \"a\"\npacked = 1\n")
             .err()
             .unwrap()
@@ -183,14 +174,6 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let doc: Doc = toml::from_str("[[config]]\nname = \"a\"\nbus_width = 8\n").unwrap();
-        let err = validate_configs(&doc.config, &doc.knob)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("unknown knob 'bus_width'") && err.contains("bus-width"),
-            "{err}"
-        );
         let err = toml::from_str::<Doc>("[[config]]\nname = \"a\"\nexpect.width = 8\n")
             .err()
             .unwrap()
@@ -210,12 +193,17 @@ mod tests {
             "[[config]]\nname = \"a\"\nk = 1\n[[knob]]\nname = \"k\"\nkind = \"command\"\nread = \"r\"\napply = \"a\"\n[[knob]]\nname = \"k\"\nkind = \"attribute\"\npath = \"p\"\n",
         )
         .unwrap();
-        let err = validate_configs(&doc.config, &doc.knob)
-            .unwrap_err()
-            .to_string();
+        let err = check_names(&doc.config, &doc.knob).unwrap_err().to_string();
         assert_eq!(err, "knob k is declared twice");
         let doc: Doc =
             toml::from_str("[[config]]\nname = \"a\"\n[[config]]\nname = \"a\"\n").unwrap();
-        assert!(validate_configs(&doc.config, &[]).is_err());
+        let err = check_names(&doc.config, &[]).unwrap_err().to_string();
+        assert_eq!(err, "config a appears twice: config names must be unique");
+        let doc: Doc = toml::from_str("[[config]]\nname = \" \"\n").unwrap();
+        let err = check_names(&doc.config, &[]).unwrap_err().to_string();
+        assert_eq!(err, "a [[config]] has no name: add `name = \"...\"`");
+        let doc: Doc = toml::from_str("[[config]]\nname = \"a\"\nk = [1]\n").unwrap();
+        let err = check_names(&doc.config, &[]).unwrap_err().to_string();
+        assert!(err.contains("config a: knob k = [1]"), "{err}");
     }
 }

@@ -4,10 +4,10 @@
 //! a plan struct without a line in the docs fails here.
 
 use super::config::Expect;
+use super::knob::{AttributeDecl, CommandDecl, ExtCsdDecl};
 use super::spec::Plan;
 use super::sweep::SweepSpec;
-use crate::knob::decl::{AttributeDecl, CommandDecl, ExtCsdDecl};
-use crate::workload::spec::{JobSpec, WorkloadSpec};
+use super::workload::{JobSpec, WorkloadSpec};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeSet;
 

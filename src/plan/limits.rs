@@ -5,8 +5,8 @@
 //! an overflow. The bounds are generous for measuring an eMMC (and fit a 512 MB board);
 //! sizes that must fit the target are checked against it when the target is opened.
 
+use super::workload::{JobSpec, WorkloadSpec};
 use crate::units::format_size;
-use crate::workload::spec::{JobSpec, WorkloadSpec};
 use anyhow::{bail, Result};
 use std::time::Duration;
 

@@ -1,10 +1,12 @@
-//! The plan file: `[[config]]` tables (knob settings, parsed by the runner) and
-//! `[[workload]]` entries (see [`crate::workload::spec`]).
+//! The plan file: its top-level keys, `[[config]]` tables ([`super::config`]), `[[knob]]`
+//! declarations ([`super::knob`]), `[[workload]]` entries ([`super::workload`]) and
+//! `[[sweep]]` tables ([`super::sweep`]), read and checked as a whole.
 
-use super::config::{ConfigSpec, KnobDecl};
+use super::config::ConfigSpec;
+use super::knob::KnobDecl;
 use super::order::Order;
 use super::sweep::SweepSpec;
-use crate::workload::spec::WorkloadSpec;
+use super::workload::{takes_packed, WorkloadSpec};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -45,9 +47,18 @@ impl Plan {
             .with_context(|| format!("plan file {}", path.display()))
     }
 
-    /// Check the workloads (names unique, every job possible) and bound every number
-    /// ([`super::limits`]).
+    /// Check the names (the plan's, its configs' and knobs', each given and unique), the
+    /// workloads (names unique, every job possible) and bound every number
+    /// ([`super::limits`]). Whether the configs' knobs exist is the knobs' check
+    /// (knob/names.rs).
     pub fn validate(&self) -> Result<()> {
+        if self.name.trim().is_empty() {
+            bail!(
+                "the plan has an empty `name`: add `name = \"...\"` (its results directories \
+                 are named after it)"
+            );
+        }
+        super::config::check_names(&self.config, &self.knob)?;
         if self.workload.is_empty() {
             bail!("plan '{}' has no [[workload]]: add at least one", self.name);
         }
@@ -61,7 +72,7 @@ impl Plan {
             w.validate()?;
         }
         super::sweep::validate_all(&self.sweep, &self.workload)?;
-        let packs = |w: &WorkloadSpec| w.job.iter().any(crate::workload::ioctl::takes_packed);
+        let packs = |w: &WorkloadSpec| w.job.iter().any(takes_packed);
         if let Some(c) = self.config.iter().find(|c| c.packed.is_some()) {
             if !self.workload.iter().any(packs) {
                 bail!(
@@ -142,6 +153,45 @@ size = "1M"
     }
 
     #[test]
+    fn empty_names_are_refused_when_the_plan_is_read() {
+        let err = format!(
+            "{:#}",
+            PLAN.replace("name = \"p\"", "name = \"\"")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert_eq!(
+            err,
+            "the plan has an empty `name`: add `name = \"...\"` (its results directories are \
+             named after it)"
+        );
+        let err = format!(
+            "{:#}",
+            PLAN.replace("name = \"a\"", "name = \"\"")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert_eq!(err, "a [[config]] has no name: add `name = \"...\"`");
+        let err = format!(
+            "{:#}",
+            PLAN.replace("name = \"w1\"", "name = \" \"")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert_eq!(
+            err,
+            "a [[workload]] has an empty `name`: add `name = \"...\"`, unique in the plan"
+        );
+        let err = format!(
+            "{:#}",
+            PLAN.replace("name = \"r\"", "name = \"\"")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert!(err.contains("`name` must be non-empty"), "{err}");
+    }
+
+    #[test]
     fn a_configs_packed_needs_an_ioctl_write_job() {
         let plan = PLAN.replace("name = \"a\"", "name = \"a\"\npacked = 8");
         let err = format!("{:#}", plan.parse::<Plan>().unwrap_err());
@@ -154,7 +204,7 @@ size = "1M"
         let spec = plan.config[0].workload(&plan.workload[0]);
         assert_eq!(
             spec.job[0].packed,
-            Some(crate::workload::ioctl::Packed::Entries(8))
+            Some(crate::plan::packed::Packed::Entries(8))
         );
     }
 

@@ -12,7 +12,7 @@
 //! workload must agree on it), never from the workload's name. A workload may be in
 //! several sweeps (4 KiB at QD1 is on the depth axis and on the block-size axis).
 
-use crate::workload::spec::WorkloadSpec;
+use super::workload::{JobSpec, WorkloadSpec};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +38,7 @@ impl SweepOver {
     }
 
     /// This key's value in one job.
-    fn value(self, job: &crate::workload::spec::JobSpec) -> u64 {
+    fn value(self, job: &JobSpec) -> u64 {
         match self {
             SweepOver::Bs => job.bs,
             SweepOver::Iodepth => u64::from(job.iodepth),
@@ -71,7 +71,7 @@ impl SweepSpec {
     pub fn validate(&self, workloads: &[WorkloadSpec]) -> Result<()> {
         let at = format!("[[sweep]] '{}'", self.name);
         if self.name.trim().is_empty() {
-            bail!("a [[sweep]] has an empty `name`");
+            bail!("a [[sweep]] has an empty `name`: add `name = \"...\"` (it names the chart)");
         }
         if self.workloads.len() < 2 || self.workloads.len() > MAX_SWEEP_POINTS {
             bail!(
@@ -144,6 +144,19 @@ iodepth = 8
     }
 
     #[test]
+    fn a_sweep_without_a_name_is_refused() {
+        let err = format!(
+            "{:#}",
+            plan("[[sweep]]\nname = \"\"\nover = \"bs\"\nworkloads = [\"qd1\", \"qd8\"]")
+                .unwrap_err()
+        );
+        assert_eq!(
+            err,
+            "a [[sweep]] has an empty `name`: add `name = \"...\"` (it names the chart)"
+        );
+    }
+
+    #[test]
     fn sweeps_take_x_from_the_jobs() {
         let p = plan("[[sweep]]\nname = \"d\"\nover = \"iodepth\"\nworkloads = [\"qd1\", \"qd8\"]")
             .unwrap();
@@ -162,6 +175,7 @@ iodepth = 8
             ),
             ("over = \"bs\"\nworkloads = [\"qd1\", \"qd8\"]", "same `bs`"),
             ("over = \"depth\"\nworkloads = [\"qd1\", \"qd8\"]", "depth"),
+            ("over = \"bs\"\nworkloads = []", "needs 2 to 256"),
         ] {
             let err = format!(
                 "{:#}",

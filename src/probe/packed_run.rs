@@ -11,8 +11,8 @@ use crate::device::packed::{
 };
 use crate::device::raw_access::RawAccess;
 use crate::device::transfer;
-use crate::workload::buffer::{check_block, fill_pattern, stamp_block};
-use crate::workload::spec::Pattern;
+use crate::plan::workload::Pattern;
+use crate::workload::engine::buffer::{check_block, fill_pattern, stamp_block};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::fs::File;

@@ -22,7 +22,7 @@ pub use evidence::{EvidenceMeta, EvidenceRow, RequestSizeRow, EVIDENCE_CSV, REQU
 
 /// The job name of the rows that aggregate all jobs of a workload (reserved by the
 /// plan's validation, which defines it).
-pub use crate::workload::spec::GROUP_JOB;
+pub use crate::plan::workload::GROUP_JOB;
 
 /// One row of `runs.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! `verify_errors.csv`: the bad blocks verify found, one row per block reported (the first
-//! [`MAX_BAD_REPORTED`](crate::workload::clone_io::MAX_BAD_REPORTED) of each job clone and
+//! [`MAX_BAD_REPORTED`](crate::workload::engine::clone_io::MAX_BAD_REPORTED) of each job clone and
 //! run; `runs.csv`'s `verify_errors` has the full count). Written before the run's rows
 //! of `runs.csv`, so a run in runs.csv has all of its rows here.
 

@@ -4,9 +4,9 @@
 use super::device_state::Observer;
 use super::reopen::TargetSlot;
 use super::session::Session;
-use crate::knob::decl::KnobKind;
 use crate::knob::guard::KnobGuard;
 use crate::knob::Knob;
+use crate::plan::knob::KnobKind;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 

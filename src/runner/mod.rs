@@ -52,7 +52,7 @@ pub struct RunOptions {
     /// Writes to a block device are allowed (mounted or held devices are refused anyway).
     pub allow_write: bool,
     /// ... even to one that holds data: partitions, a partition table or filesystem
-    /// signature (`--overwrite-data`, [`crate::workload::signatures`]).
+    /// signature (`--overwrite-data`, [`crate::workload::target::signatures`]).
     pub overwrite_data: bool,
     /// Results directory of a recorded run (default: a new one under `results/`).
     pub out: Option<PathBuf>,

@@ -3,7 +3,7 @@
 //! first write, [`crate::workload::Target::check_data`]).
 
 use super::Session;
-use crate::workload::job::write_regions;
+use crate::workload::engine::job::write_regions;
 use crate::workload::{EngineOptions, Target};
 use anyhow::Result;
 

@@ -1,10 +1,11 @@
 //! The run's target, closed and opened again around knobs that rebind the card's block
 //! driver (`cmd23`, `cqe`): the rebind deletes the disk and creates it again, so the old
 //! handle would point at a disk that is gone. Opening it again re-checks everything
-//! [`Target::open`] checks (mounts, holders, swap; the exclusive handle for writes).
+//! [`Target::open`] checks (mounts, holders, swap; the exclusive handle for writes), and
+//! the ioctl engine's facts about the card ([`CardCache`]) are found again.
 
 use crate::workload::target::{TargetKind, Writes};
-use crate::workload::Target;
+use crate::workload::{CardCache, Target};
 use anyhow::{bail, Context, Result};
 use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;
@@ -16,6 +17,8 @@ const COME_BACK: Duration = Duration::from_secs(10);
 
 pub struct TargetSlot {
     target: Option<Target>,
+    /// What the ioctl engine found out about the open target's card.
+    card: CardCache,
     path: PathBuf,
     writes: Writes,
     kind: TargetKind,
@@ -23,8 +26,10 @@ pub struct TargetSlot {
 }
 
 impl TargetSlot {
-    pub fn new(target: Target) -> TargetSlot {
+    /// The open target, with what the checks before the first run found out about its card.
+    pub fn new(target: Target, card: CardCache) -> TargetSlot {
         TargetSlot {
+            card,
             path: target.path.clone(),
             writes: Writes::from_flags(target.allow_write, target.overwrite_data),
             kind: target.kind,
@@ -44,6 +49,11 @@ impl TargetSlot {
         })
     }
 
+    /// The ioctl engine's facts about the open target's card.
+    pub fn card(&self) -> &CardCache {
+        &self.card
+    }
+
     /// `--allow-write`, which the target was opened with.
     pub fn allow_write(&self) -> bool {
         self.writes != Writes::No
@@ -58,6 +68,7 @@ impl TargetSlot {
     /// Close the target (before the block driver is rebound).
     pub fn close(&mut self) {
         self.target = None;
+        self.card = CardCache::default();
     }
 
     /// Open it again after the rebind, checking it as at the start. A block device must
@@ -111,7 +122,7 @@ mod tests {
             rdev,
         )
         .unwrap();
-        let mut slot = TargetSlot::new(Target::open(&ours, false).unwrap());
+        let mut slot = TargetSlot::new(Target::open(&ours, false).unwrap(), CardCache::default());
         slot.come_back = Duration::from_millis(200);
         slot.close();
         std::fs::remove_file(&ours).unwrap();

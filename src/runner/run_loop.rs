@@ -21,9 +21,10 @@ use crate::evidence::Collector;
 use crate::knob::guard::{GuardReport, KnobGuard, KnobsNotRestored};
 use crate::knob::Knob;
 use crate::plan::matrix::Slot;
+use crate::plan::workload::WorkloadSpec;
 use crate::workload::target::Writes;
 use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, IoFailure, Target};
-use crate::workload::{WorkloadResult, WorkloadSpec};
+use crate::workload::{CardCache, WorkloadResult};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,6 +41,7 @@ pub(super) fn run(
         knobs,
         wanted,
         target,
+        card,
         engine,
     } = prepare(&session, opts, interrupts)?;
     let evidence = super::evidence::collector(opts, &session.target, &observer, &*events);
@@ -62,7 +64,7 @@ pub(super) fn run(
     let mut runs = Loop {
         session: &session,
         observer: &observer,
-        target: TargetSlot::new(target),
+        target: TargetSlot::new(target, card),
         engine: &engine,
         wanted: &wanted,
         evidence: &evidence,
@@ -92,6 +94,8 @@ struct Prepared {
     knobs: Vec<Box<dyn Knob>>,
     wanted: Vec<BTreeMap<String, String>>,
     target: Target,
+    /// What the ioctl engine found out about the target's card while checking.
+    card: CardCache,
     engine: EngineOptions,
 }
 
@@ -115,6 +119,7 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         force: opts.force,
         ..EngineOptions::default()
     };
+    let card = CardCache::default();
     for &w in &session.workloads {
         // Each config that changes a workload (`packed`) is checked as it will run.
         let mut seen = Vec::new();
@@ -124,7 +129,7 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
             }
             seen.push(config.packed);
             let spec = config.workload(&session.plan.workload[w]);
-            check_workload(&spec, &target, &engine).map_err(|e| match config.packed {
+            check_workload(&spec, &target, &card, &engine).map_err(|e| match config.packed {
                 Some(packed) => e.context(format!("config {} (packed = {packed})", config.name)),
                 None => e,
             })?;
@@ -142,6 +147,7 @@ fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Res
         knobs,
         wanted,
         target,
+        card,
         engine,
     })
 }
@@ -327,7 +333,13 @@ impl Loop<'_> {
         }
         self.events.event(Event::RunStarting { run });
         let window = super::evidence::EvidenceWindow::new(self.evidence);
-        let result = match run_workload(&spec, self.target.get()?, self.engine, &window) {
+        let result = match run_workload(
+            &spec,
+            self.target.get()?,
+            self.target.card(),
+            self.engine,
+            &window,
+        ) {
             Ok(result) => result,
             // Only the engine's own cancel is one: an I/O error that comes with a signal
             // is still an error, reported as such.

@@ -8,10 +8,10 @@ use super::{Mode, RunOptions};
 use crate::plan::config::ConfigSpec;
 use crate::plan::matrix::{Matrix, Order, Slot};
 use crate::plan::spec::Plan;
+use crate::plan::workload::WorkloadSpec;
 use crate::record::resume::TornLine;
 use crate::record::writer::ResultsWriter;
 use crate::record::Meta;
-use crate::workload::WorkloadSpec;
 use anyhow::{bail, Context, Result};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -173,7 +173,7 @@ impl Session {
 }
 
 pub(super) fn select_configs(plan: &Plan, names: &[String]) -> Result<Vec<ConfigSpec>> {
-    crate::plan::config::validate_configs(&plan.config, &plan.knob)?;
+    crate::knob::names::check_plan_knobs(&plan.config, &plan.knob)?;
     let all = if plan.config.is_empty() {
         vec![ConfigSpec {
             name: AS_IS_CONFIG.to_string(),

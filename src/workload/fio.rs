@@ -25,7 +25,7 @@
 //! stream: the export writes each pass as its own job (`rw` given by the caller), the
 //! report shows iozone's command line instead.
 
-use super::spec::{Engine, JobSpec, Pattern, Rw};
+use crate::plan::workload::{Engine, JobSpec, Pattern, Rw};
 use std::time::Duration;
 
 /// The value of a fio option, kept typed so that the job file can give exact numbers
@@ -82,7 +82,7 @@ pub enum FioNote {
     /// `engine = "ioctl"`: no fio engine.
     Ioctl,
     /// `packed = N` (N > 0): no fio equivalent.
-    Packed(super::ioctl::Packed),
+    Packed(crate::plan::packed::Packed),
     /// `verify = true` on a job that writes: fio's `verify=crc32` with fio's header.
     VerifyWrites,
     /// `verify = true` on a read job: no fio option.

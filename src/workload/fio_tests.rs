@@ -1,7 +1,7 @@
 use super::*;
 
 fn job(text: &str) -> JobSpec {
-    crate::workload::spec::test_job(text).unwrap()
+    crate::plan::workload::test_job(text).unwrap()
 }
 
 #[test]

@@ -1,52 +1,43 @@
 //! The workload engine: runs the jobs of one workload at the same time against a target
 //! and measures them (throughput, IOPS, latency percentiles, per-second series, verify).
 //!
-//! - [`spec`]: the plan file's `[[workload]]` / `[[workload.job]]` types (fio's words);
-//!   [`fio`]: a job translated into fio's options, for the fio export and the report;
-//!   [`options`]: how to run besides the plan file (command line, run id)
-//! - [`target`]: block device, file or directory, and the write-safety checks
-//! - [`job`]: job clones, regions, file layout; [`clone_io`]: stop flags, verify, fsync;
-//!   [`io_error`]: a failed I/O as one typed error (operation, offset, device, errno)
-//! - [`sync`] / [`uring`] / [`ioctl`]: the engines (pread/pwrite, io_uring, raw MMC
-//!   commands through the ioctl); [`completion`]: what each does once an I/O finished;
-//!   [`offsets`], [`buffer`], [`recorder`]: their parts
-//! - [`measured_window`]: when the measured I/O begins and ends, for the runner's evidence
+//! What goes in: the plan's workloads ([`crate::plan::workload`]), [`options`] (how to
+//! run besides the plan file: command line, run id) and a [`target`] (block device, file
+//! or directory, its write-safety checks, who uses it, the data a write would destroy);
+//! [`fio`] says a job in fio's words, for the fio export and the report.
+//!
+//! What runs: the job clones and the [`engine`]s (sync, io_uring, ioctl) with their
+//! common parts; the ioctl engine's card facts ([`CardCache`]) are the caller's, kept per
+//! open target.
+//!
+//! What comes out: the [`result`] of a workload; [`io_error`], a failed I/O as one typed
+//! error (operation, offset, device, errno); [`measured_window`], when the measured I/O
+//! begins and ends, for the runner's evidence.
 
-pub mod buffer;
-pub mod clone_io;
-pub mod completion;
+pub mod engine;
 pub mod fio;
-pub mod in_use;
 pub mod io_error;
-pub mod ioctl;
-pub mod job;
 pub mod measured_window;
-pub mod offsets;
 pub mod options;
-pub mod recorder;
 pub mod result;
-pub mod signatures;
-pub mod spec;
-pub mod sync;
 pub mod target;
-pub mod uring;
-pub mod window;
 
-pub use clone_io::Cancelled;
+pub use engine::clone_io::Cancelled;
+pub use engine::ioctl::CardCache;
 pub use io_error::{IoFailure, IoOp};
 pub use measured_window::{MeasuredWindow, Unwatched};
 pub use options::{new_run_id, EngineOptions};
 pub use result::WorkloadResult;
-pub use spec::{JobSpec, WorkloadSpec};
 pub use target::Target;
 
+use crate::plan::workload::{Engine, WorkloadSpec};
 use anyhow::Result;
-use clone_io::{CloneIo, ReadChecker, Stop, Writer};
-use job::ClonePlan;
-use offsets::OffsetGen;
-use recorder::{DirStats, Recorder};
+use engine::clone_io::{self, CloneIo, ReadChecker, Stop, Writer};
+use engine::job::{self, ClonePlan};
+use engine::offsets::OffsetGen;
+use engine::recorder::{DirStats, Recorder};
+use engine::{completion, ioctl, sync, uring, window};
 use result::{Direction, JobResult, VerifyReport};
-use spec::Engine;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
@@ -71,12 +62,23 @@ enum EngineImpl {
 
 /// Everything that can be checked without doing I/O: the jobs' values, the write
 /// permission and the regions against the target. Run it for every workload of a plan
-/// before running the first one.
-pub fn check_workload(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result<()> {
-    prepare(spec, target, opts).map(|_| ())
+/// before running the first one. `card` is what the ioctl engine found out about the
+/// target's card so far (kept by the caller as long as the target stays open).
+pub fn check_workload(
+    spec: &WorkloadSpec,
+    target: &Target,
+    card: &CardCache,
+    opts: &EngineOptions,
+) -> Result<()> {
+    prepare(spec, target, card, opts).map(|_| ())
 }
 
-fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result<Vec<ClonePlan>> {
+fn prepare(
+    spec: &WorkloadSpec,
+    target: &Target,
+    card: &CardCache,
+    opts: &EngineOptions,
+) -> Result<Vec<ClonePlan>> {
     spec.validate()?;
     if spec.job.iter().any(|j| j.rw.writes()) {
         target.check_write(&format!("workload '{}'", spec.name))?;
@@ -84,25 +86,27 @@ fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result
     let clones = job::plan_clones(spec, target, opts)?;
     job::check_layout(&spec.name, &clones, target)?;
     if spec.uses_ioctl() {
-        ioctl::setup::check(&spec.name, &clones, target, opts)?;
+        ioctl::setup::check(&spec.name, &clones, target, card, opts)?;
     }
     Ok(clones)
 }
 
 /// Run every job of `spec` at the same time against `target`; return what was measured.
-/// `window` hears when the measured I/O begins and ends ([`measured_window`]).
+/// `window` hears when the measured I/O begins and ends ([`measured_window`]); `card` is
+/// as for [`check_workload`].
 pub fn run_workload(
     spec: &WorkloadSpec,
     target: &Target,
+    card: &CardCache,
     opts: &EngineOptions,
     window: &dyn MeasuredWindow,
 ) -> Result<WorkloadResult> {
-    let clones = prepare(spec, target, opts)?;
+    let clones = prepare(spec, target, card, opts)?;
     let created = CreatedFiles(job::lay_out_files(&clones, target)?);
     let files = open_files(&clones, target)?;
     let shared = Shared {
         mmc: match spec.uses_ioctl() {
-            true => Some(target.ioctl.access(target)?),
+            true => Some(card.access(target)?),
             false => None,
         },
         force: opts.force,

@@ -1,4 +1,4 @@
-//! The verify stamp as src/workload/buffer.rs lays it out, parsed independently of mmcab
+//! The verify stamp as src/workload/engine/buffer.rs lays it out, parsed independently of mmcab
 //! (a test of mmcab's verify must not share its parser): bytes 0..8 "MMCABVFY", 8..16
 //! the block's byte offset, 16..24 the run id, 24..32 the sequence, 32..36 the block's
 //! length, 36..40 the CRC32 of the block without bytes 36..40 (all little-endian).

@@ -15,7 +15,7 @@
 use mmcab::export::fio::{job_file, FioOptions};
 use mmcab::plan::spec::Plan;
 use mmcab::report::load::what_ran::{job_words, plan_lines};
-use mmcab::workload::job::scaled;
+use mmcab::workload::engine::job::scaled;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

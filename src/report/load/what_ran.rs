@@ -8,11 +8,11 @@
 
 use crate::device::Ios;
 use crate::plan::spec::Plan;
+use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
 use crate::record::Meta;
 use crate::report::model::SetupSection;
+use crate::workload::engine::job::scaled;
 use crate::workload::fio::{fio_job, FioNote};
-use crate::workload::job::scaled;
-use crate::workload::spec::{JobSpec, Rw, WorkloadSpec};
 
 fn hz(v: u64) -> String {
     let mhz = v as f64 / 1e6;
@@ -175,7 +175,7 @@ mod tests {
     use super::*;
 
     fn job(text: &str) -> JobSpec {
-        crate::workload::spec::test_job(text).unwrap()
+        crate::plan::workload::test_job(text).unwrap()
     }
 
     #[test]

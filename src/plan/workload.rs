@@ -6,7 +6,8 @@
 //! the key; impossible values are reported by [`WorkloadSpec::validate`] with the
 //! workload, the job and the key.
 
-use crate::units::serde_size;
+use super::packed::Packed;
+use crate::units::{serde_duration, serde_size};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -22,7 +23,8 @@ pub struct WorkloadSpec {
     pub description: Option<String>,
     /// Every job keeps going (wrapping around its region) until the job with the most
     /// to do has done its amount, so all are measured over the same window; see
-    /// [`super::window`]. Default: each job stops at its own amount (fio's default).
+    /// the workload engine's `window`. Default: each job stops at its own amount (fio's
+    /// default).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared_window: bool,
     pub job: Vec<JobSpec>,
@@ -95,7 +97,7 @@ pub enum Engine {
     #[serde(rename = "io_uring")]
     IoUring,
     /// Raw CMD23 + CMD18/CMD25 through the MMC ioctl, bypassing the block layer
-    /// (eMMC only; see [`super::ioctl`]).
+    /// (eMMC only; see the workload engine's `ioctl`).
     #[serde(rename = "ioctl")]
     Ioctl,
 }
@@ -213,9 +215,9 @@ pub struct JobSpec {
     /// every written block back afterwards, read jobs check the blocks they read.
     #[serde(default)]
     pub verify: bool,
-    /// ioctl write jobs: writes per packed command (see [`super::ioctl::Packed`]).
+    /// ioctl write jobs: writes per packed command (see [`Packed`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packed: Option<super::ioctl::Packed>,
+    pub packed: Option<Packed>,
 }
 
 /// Job name of the rows that aggregate all jobs of a workload (group reporting in
@@ -231,7 +233,7 @@ impl WorkloadSpec {
     /// Check every job; the message names the workload, the job and the key.
     pub fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {
-            bail!("a [[workload]] has an empty `name`");
+            bail!("a [[workload]] has an empty `name`: add `name = \"...\"`, unique in the plan");
         }
         if self.job.is_empty() {
             bail!(
@@ -278,6 +280,25 @@ impl WorkloadSpec {
     pub fn threads(&self) -> u32 {
         self.job.iter().map(|j| j.numjobs).sum()
     }
+
+    /// This workload with `packed` set on every job it applies to (a config's `packed`).
+    pub fn with_packed(&self, packed: Packed) -> WorkloadSpec {
+        let mut spec = self.clone();
+        for job in spec.job.iter_mut().filter(|j| takes_packed(j)) {
+            job.packed = Some(packed);
+        }
+        spec
+    }
+
+    /// Whether any job of the workload uses the ioctl engine.
+    pub fn uses_ioctl(&self) -> bool {
+        self.job.iter().any(|j| j.engine == Engine::Ioctl)
+    }
+}
+
+/// A job whose writes `packed` applies to: the ioctl engine, sequential or random writes.
+pub fn takes_packed(job: &JobSpec) -> bool {
+    job.engine == Engine::Ioctl && matches!(job.rw, Rw::Write | Rw::RandWrite)
 }
 
 impl JobSpec {
@@ -300,42 +321,6 @@ pub(crate) fn test_job(text: &str) -> Result<JobSpec> {
         toml::from_str(&format!("name = \"w\"\n[[job]]\nname = \"j\"\n{text}\n"))?;
     w.validate()?;
     Ok(w.job[0].clone())
-}
-
-/// Serde helpers for `runtime = "30s"` or `runtime = 30` (seconds).
-pub mod serde_duration {
-    use serde::{de, Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Int(u64),
-        Float(f64),
-        Text(String),
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        let raw: Option<Raw> = Option::deserialize(d)?;
-        match raw {
-            None => Ok(None),
-            Some(Raw::Int(s)) => Ok(Some(Duration::from_secs(s))),
-            Some(Raw::Float(s)) if s >= 0.0 && s.is_finite() => Duration::try_from_secs_f64(s)
-                .map(Some)
-                .map_err(|_| de::Error::custom(format!("{s} seconds is too long a duration"))),
-            Some(Raw::Float(s)) => Err(de::Error::custom(format!("{s} is not a duration"))),
-            Some(Raw::Text(t)) => crate::units::parse_duration(&t)
-                .map(Some)
-                .map_err(de::Error::custom),
-        }
-    }
-
-    pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(d) => s.serialize_str(&format!("{}s", d.as_secs_f64())),
-            None => s.serialize_none(),
-        }
-    }
 }
 
 #[cfg(test)]

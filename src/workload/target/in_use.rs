@@ -1,6 +1,6 @@
 //! Who uses a block device: mounts (of it or its partitions, from
 //! /proc/self/mountinfo), swap (/proc/swaps) and holders (device mapper, md: sysfs
-//! `holders/`). Writes to a device in use are refused ([`super::target::Target`]), and
+//! `holders/`). Writes to a device in use are refused ([`super::Target`]), and
 //! the knobs that rebind the card's block driver refuse too (knob/mmcblk.rs).
 
 use crate::device::sysfs::{partition_dirs, read_trimmed};

@@ -2,7 +2,7 @@
 //! ([`DirStats`]): latency into an hdrhistogram (ns), bytes per bin of time, and the
 //! conversion into the shared result types.
 
-use super::result::{Direction, DirectionResult, LatencySummary};
+use crate::workload::result::{Direction, DirectionResult, LatencySummary};
 use hdrhistogram::Histogram;
 use std::time::Instant;
 

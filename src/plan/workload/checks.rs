@@ -1,7 +1,7 @@
 //! The checks of one job that need no target ([`JobSpec::validate`]): each error names
 //! the key and says what would work; the caller adds the workload and job names.
 
-use super::{Engine, JobSpec, Rw, MIN_LOGICAL_BLOCK_BYTES};
+use super::{takes_packed, Engine, JobSpec, Rw, MIN_LOGICAL_BLOCK_BYTES};
 use crate::units;
 use anyhow::{bail, Result};
 use std::time::Duration;
@@ -13,7 +13,7 @@ impl JobSpec {
         self.check_amounts()?;
         self.check_iozone()?;
         self.check_verify_and_fsync()?;
-        crate::workload::ioctl::validate_job(self)
+        self.check_ioctl()
     }
 
     /// Name, block size, offset, depth and job count.
@@ -146,5 +146,96 @@ impl JobSpec {
             bail!("`fsync` only applies to jobs that write");
         }
         Ok(())
+    }
+
+    /// The ioctl engine's keys: one command at a time, never through the page cache,
+    /// `packed` only on its writes.
+    fn check_ioctl(&self) -> Result<()> {
+        if self.engine == Engine::Ioctl {
+            if !self.direct {
+                bail!(
+                    "engine = \"ioctl\" never goes through the page cache: leave `direct` at true"
+                );
+            }
+            if self.iodepth > 1 {
+                bail!(
+                    "`iodepth` = {} needs engine = \"io_uring\": the ioctl engine sends one \
+                     command at a time",
+                    self.iodepth
+                );
+            }
+        }
+        if self.packed.is_some_and(|p| p.is_on()) && !takes_packed(self) {
+            bail!(
+                "`packed` applies to jobs with engine = \"ioctl\" and rw = \"write\" or \
+                 \"randwrite\" (packed commands are writes sent through the MMC ioctl)"
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{test_job as job, Packed, WorkloadSpec};
+
+    #[test]
+    fn packed_is_taken_by_ioctl_writes() {
+        let j = job("rw = \"randwrite\"\nengine = \"ioctl\"\npacked = 8").unwrap();
+        assert_eq!(j.packed, Some(Packed::Entries(8)));
+        let j = job("rw = \"write\"\nengine = \"ioctl\"\npacked = \"max\"").unwrap();
+        assert_eq!(j.packed, Some(Packed::Max));
+        let j = job("rw = \"write\"\nengine = \"ioctl\"\npacked = 0").unwrap();
+        assert_eq!(j.packed, Some(Packed::Off));
+        for bad in ["packed = 1", "packed = 256", "packed = \"lots\""] {
+            let err = format!(
+                "{:#}",
+                job(&format!("rw = \"write\"\nengine = \"ioctl\"\n{bad}")).unwrap_err()
+            );
+            assert!(err.contains("`packed`"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn ioctl_rules() {
+        for (text, want) in [
+            (
+                "rw = \"read\"\nengine = \"ioctl\"\npacked = 4",
+                "`packed` applies",
+            ),
+            ("rw = \"write\"\npacked = 4", "`packed` applies"),
+            (
+                "rw = \"randrw\"\nengine = \"ioctl\"\npacked = 4",
+                "`packed` applies",
+            ),
+            (
+                "rw = \"write\"\nengine = \"ioctl\"\ndirect = false",
+                "page cache",
+            ),
+            (
+                "rw = \"write\"\nengine = \"ioctl\"\niodepth = 4",
+                "one command at a time",
+            ),
+        ] {
+            let err = format!("{:#}", job(text).unwrap_err());
+            assert!(err.contains(want), "{text}: {err}");
+            assert!(err.contains("job 'j'"), "{err}");
+        }
+        job("rw = \"randread\"\nengine = \"ioctl\"\nverify = true").unwrap();
+    }
+
+    #[test]
+    fn a_configs_packed_reaches_only_ioctl_writes() {
+        let w: WorkloadSpec = toml::from_str(
+            "name = \"w\"\n[[job]]\nname = \"a\"\nrw = \"write\"\nengine = \"ioctl\"\n\
+             [[job]]\nname = \"b\"\nrw = \"read\"\nengine = \"ioctl\"\n\
+             [[job]]\nname = \"c\"\nrw = \"write\"\n",
+        )
+        .unwrap();
+        let packed = w.with_packed(Packed::Entries(4));
+        let got: Vec<_> = packed.job.iter().map(|j| j.packed).collect();
+        assert_eq!(got, [Some(Packed::Entries(4)), None, None]);
+        packed.validate().unwrap();
+        assert!(w.uses_ioctl());
     }
 }

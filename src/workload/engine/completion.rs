@@ -8,7 +8,7 @@
 
 use super::clone_io::CloneIo;
 use super::recorder::Recorder;
-use super::result::Direction;
+use crate::workload::result::Direction;
 use anyhow::Result;
 use std::time::Instant;
 
@@ -61,9 +61,9 @@ pub fn fsync(io: &CloneIo<'_>, rec: &mut Recorder) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::clone_io::{ReadChecker, Stop, Writer};
-    use crate::workload::job::ClonePlan;
-    use crate::workload::spec::WorkloadSpec;
+    use crate::plan::workload::WorkloadSpec;
+    use crate::workload::engine::clone_io::{ReadChecker, Stop, Writer};
+    use crate::workload::engine::job::ClonePlan;
     use std::sync::atomic::AtomicBool;
 
     fn plan(job: &str) -> ClonePlan {

@@ -4,10 +4,10 @@
 //! read-back of everything written when the job verifies.
 
 use super::buffer::{check_block, describe_damage, fill_pattern, stamp_block};
-use super::io_error::{IoFailure, IoOp};
 use super::job::ClonePlan;
-use super::result::{Direction, VerifyReport};
 use crate::aligned::AlignedBuf;
+use crate::workload::io_error::{IoFailure, IoOp};
+use crate::workload::result::{Direction, VerifyReport};
 use anyhow::Result;
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -11,7 +11,9 @@
 //! [`KnobDecl`] is a tagged enum on `kind`: each kind has exactly its own keys, so a
 //! missing or foreign key fails when the plan is parsed, with the knob, its kind and the
 //! key named, e.g. "knob sched (attribute): unknown field \`read\`, expected one of
-//! \`name\`, \`path\`, \`values\`".
+//! \`name\`, \`path\`, \`values\`". An empty name or an empty `values` list fails
+//! there too. That a name is not a built-in knob's is checked by the knobs
+//! (knob/names.rs): the plan does not know them.
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -65,9 +67,25 @@ pub struct AttributeDecl {
     /// The file; `{disk}`, `{host}`, `{card}`, `{block_sysfs}`, `{card_sysfs}`,
     /// `{host_debugfs}` and `{card_debugfs}` are filled in from the target.
     pub path: String,
-    /// Allowed values (any when empty).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Allowed values (any when empty: `values` left out; `values = []` is refused).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "some_values"
+    )]
     pub values: Vec<String>,
+}
+
+/// `values` as written, when it names at least one.
+fn some_values<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let values = Vec::<String>::deserialize(d)?;
+    if values.is_empty() {
+        return Err(D::Error::custom(
+            "`values` = [] allows no value: list the values it takes, or leave `values` out \
+             to allow any",
+        ));
+    }
+    Ok(values)
 }
 
 /// `kind = "command"`: shell hooks; `{value}` is replaced, shell-quoted.
@@ -99,7 +117,7 @@ pub struct ExtCsdDecl {
 /// A custom knob declared in the plan (`[[knob]]`), tagged by `kind`.
 ///
 /// `remote = "Self"` makes the derives inherent functions, so the trait impls below can
-/// wrap them: errors get the knob's name, and built-in names are refused.
+/// wrap them: errors get the knob's name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", remote = "Self")]
 pub enum KnobDecl {
@@ -137,6 +155,11 @@ impl<'de> Deserialize<'de> for KnobDecl {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<KnobDecl, D::Error> {
         let table = toml::Table::deserialize(deserializer)?;
         let name = match table.get("name") {
+            Some(toml::Value::String(name)) if name.trim().is_empty() => {
+                return Err(D::Error::custom(
+                    "a [[knob]] has an empty name: add `name = \"...\"`, the name configs use",
+                ))
+            }
             Some(toml::Value::String(name)) => name.clone(),
             Some(other) => {
                 return Err(D::Error::custom(format!(
@@ -153,14 +176,8 @@ impl<'de> Deserialize<'de> for KnobDecl {
             Some(kind) => format!("knob {name} ({kind})"),
             None => format!("knob {name}"),
         };
-        let decl = KnobDecl::deserialize(toml::Value::Table(table))
-            .map_err(|err| D::Error::custom(format!("{context}: {}", err.message())))?;
-        if super::builtin::find(&name).is_some() {
-            return Err(D::Error::custom(format!(
-                "knob {name}: that name is a built-in knob; pick another name"
-            )));
-        }
-        Ok(decl)
+        KnobDecl::deserialize(toml::Value::Table(table))
+            .map_err(|err| D::Error::custom(format!("{context}: {}", err.message())))
     }
 }
 
@@ -256,11 +273,38 @@ mod tests {
         assert!(err.contains("knob k: missing field `kind`"), "{err}");
         let err = parse("[[knob]]\nkind = \"attribute\"\npath = \"p\"\n").unwrap_err();
         assert!(err.contains("a [[knob]] has no name"), "{err}");
-        let err = parse("[[knob]]\nname = \"cache\"\nkind = \"ext_csd\"\nfield = \"CACHE_CTRL\"\n")
-            .unwrap_err();
+    }
+
+    #[test]
+    fn an_empty_name_or_values_list_is_refused() {
+        let err = parse("[[knob]]\nname = \"\"\nkind = \"attribute\"\npath = \"p\"\n").unwrap_err();
         assert!(
-            err.contains("knob cache: that name is a built-in knob"),
+            err.contains("a [[knob]] has an empty name: add `name = \"...\"`"),
             "{err}"
+        );
+        let err =
+            parse("[[knob]]\nname = \" \"\nkind = \"command\"\nread = \"r\"\napply = \"a\"\n")
+                .unwrap_err();
+        assert!(err.contains("a [[knob]] has an empty name"), "{err}");
+        let err =
+            parse("[[knob]]\nname = \"sched\"\nkind = \"attribute\"\npath = \"p\"\nvalues = []\n")
+                .unwrap_err();
+        assert!(
+            err.contains(
+                "knob sched (attribute): `values` = [] allows no value: list the values it \
+                 takes, or leave `values` out to allow any"
+            ),
+            "{err}"
+        );
+        let knobs =
+            parse("[[knob]]\nname = \"sched\"\nkind = \"attribute\"\npath = \"p\"\n").unwrap();
+        assert_eq!(
+            knobs[0],
+            KnobDecl::Attribute(AttributeDecl {
+                name: "sched".into(),
+                path: "p".into(),
+                values: Vec::new(),
+            })
         );
     }
 

@@ -3,13 +3,13 @@
 //! uses while it runs is in [`super::clone_io`].
 
 use super::buffer::fill_pattern;
-use super::io_error::{IoFailure, IoOp};
 use super::offsets::Order;
-use super::options::EngineOptions;
-use super::result::Direction;
-use super::spec::{JobSpec, Rw, WorkloadSpec};
-use super::target::{Target, TargetKind};
+use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
 use crate::units::format_size;
+use crate::workload::io_error::{IoFailure, IoOp};
+use crate::workload::options::EngineOptions;
+use crate::workload::result::Direction;
+use crate::workload::target::{Target, TargetKind};
 use anyhow::{bail, Result};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
@@ -355,7 +355,7 @@ pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::spec::WorkloadSpec;
+    use crate::plan::workload::WorkloadSpec;
 
     fn spec(text: &str) -> WorkloadSpec {
         let w: WorkloadSpec = toml::from_str(text).unwrap();

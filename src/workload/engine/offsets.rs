@@ -2,8 +2,8 @@
 //! may repeat like fio's norandommap), or a fixed pseudo-random permutation that touches
 //! every block exactly once (iozone's random test).
 
-use super::result::Direction;
 use super::window::Window;
+use crate::workload::result::Direction;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 

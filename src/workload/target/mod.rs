@@ -6,14 +6,17 @@
 //! that is mounted, has a mounted partition, is used as swap or has holders (device
 //! mapper, md, ...) is refused for writes even then, naming the mount. Writes over data
 //! (partitions, a partition table, a filesystem, RAID or LVM signature, see
-//! [`super::signatures`]) are refused unless `--overwrite-data` is given too
+//! [`signatures`]) are refused unless `--overwrite-data` is given too
 //! ([`Target::check_data`], with the byte ranges a plan will write).
 //! While writes are allowed, an O_EXCL handle is held so nobody mounts the device
-//! during the run.
+//! during the run; who uses a device is [`in_use`]'s to find.
 
-use super::in_use::{block_device_users, devno};
+pub mod in_use;
+pub mod signatures;
+
 use crate::device::sysfs::read_trimmed;
 use anyhow::{bail, Context, Result};
+use in_use::{block_device_users, devno};
 use std::fs::{self, File, OpenOptions};
 use std::io::ErrorKind;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -67,8 +70,6 @@ pub struct Target {
     pub in_use: Option<String>,
     /// For a block device: `major:minor`, as /sys/dev/block names it.
     pub devno: Option<String>,
-    /// What the ioctl engine found out about the card behind it (found when first needed).
-    pub ioctl: super::ioctl::CardCache,
     _exclusive: Option<File>,
 }
 
@@ -106,7 +107,6 @@ impl Target {
                 overwrite_data,
                 in_use: None,
                 devno: None,
-                ioctl: Default::default(),
                 _exclusive: None,
             })
         } else if ft.is_file() {
@@ -119,7 +119,6 @@ impl Target {
                 overwrite_data,
                 in_use: None,
                 devno: None,
-                ioctl: Default::default(),
                 _exclusive: None,
             })
         } else {
@@ -151,7 +150,6 @@ impl Target {
             overwrite_data,
             in_use: None,
             devno: None,
-            ioctl: Default::default(),
             _exclusive: None,
         })
     }
@@ -191,12 +189,11 @@ impl Target {
             overwrite_data: writes == Writes::OverData,
             in_use,
             devno: Some(devno),
-            ioctl: Default::default(),
             _exclusive: exclusive,
         })
     }
 
-    /// Refuse writes over data ([`super::signatures`]: partitions, partition tables,
+    /// Refuse writes over data ([`signatures`]: partitions, partition tables,
     /// filesystems, RAID and LVM members) on a block device unless `--overwrite-data`
     /// said it may go. `writes` are the byte ranges `[start, end)` to be written; call
     /// it before the first write.
@@ -208,8 +205,8 @@ impl Target {
             return Ok(());
         };
         let sys = Path::new("/sys/dev/block").join(devno);
-        let found = super::signatures::data_on(&self.path, &sys, self.size_bytes);
-        match super::signatures::refusal(&self.path, &found, writes) {
+        let found = signatures::data_on(&self.path, &sys, self.size_bytes);
+        match signatures::refusal(&self.path, &found, writes) {
             Some(line) => bail!("{line}"),
             None => Ok(()),
         }

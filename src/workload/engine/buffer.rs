@@ -6,7 +6,7 @@
 //! clone, 32..36 block length, 36..40 CRC32 of the whole block with these 4 bytes left
 //! out. The rest is the job's pattern.
 
-use super::spec::Pattern;
+use crate::plan::workload::Pattern;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 

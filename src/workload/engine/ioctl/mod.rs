@@ -17,24 +17,22 @@
 //! then trusts what it found: the card's addressing and per-command limit, and for
 //! packed writes the card's support and the kernel's CMD23 pass-through.
 
-mod plan_keys;
 pub mod setup;
 
-pub use plan_keys::{takes_packed, validate_job, Packed, MAX_PACKED_ENTRIES};
 pub use setup::CardCache;
 
 use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
 use super::completion::{complete, fsync, Finished};
-use super::io_error::IoFailure;
 use super::offsets::OffsetGen;
 use super::recorder::Recorder;
-use super::result::Direction;
-use super::spec::JobSpec;
 use crate::device::ioctl::{read_ext_csd, MmcIoctlError};
 use crate::device::mmc_io::{MmcIo, TransferError, WriteDone};
 use crate::device::packed::{split_in_region, write_header, Entry, PackedStatus};
 use crate::device::raw_access::RawAccess;
+use crate::plan::workload::{takes_packed, JobSpec};
+use crate::workload::io_error::IoFailure;
+use crate::workload::result::Direction;
 use anyhow::{anyhow, Result};
 use linux_uapi::mmc_proto::R1_EXCEPTION_EVENT;
 use std::ops::Range;

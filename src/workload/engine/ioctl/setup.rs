@@ -2,19 +2,21 @@
 //! Every refusal is one line naming the workload, the job, the reason and what to do.
 //!
 //! Facts about the card ([`RawAccess`]) and the kernel's CMD23 pass-through
-//! ([`SbcVerdict`]) are found once per target and kept in its [`CardCache`].
+//! ([`SbcVerdict`]) are found once per open target and kept in a [`CardCache`], which the
+//! caller holds beside the target and hands to every check and run.
 
-use super::plan_keys::{takes_packed, Packed};
 use crate::device::raw_access::RawAccess;
 use crate::evidence::sbc::{self, SbcVerdict};
-use crate::workload::job::ClonePlan;
+use crate::plan::packed::Packed;
+use crate::plan::workload::{takes_packed, Engine};
+use crate::workload::engine::job::ClonePlan;
 use crate::workload::options::EngineOptions;
-use crate::workload::spec::Engine;
 use crate::workload::target::{Target, TargetKind};
 use anyhow::{anyhow, bail, Result};
 use std::sync::{Arc, OnceLock};
 
-/// What the ioctl engine found out about a target, once.
+/// What the ioctl engine found out about a target, once: the runner keeps one per open
+/// target (a target opened again, after a rebind, gets a new one).
 #[derive(Debug, Default)]
 pub struct CardCache {
     access: OnceLock<Result<Arc<RawAccess>, String>>,
@@ -121,15 +123,13 @@ pub fn check(
     workload: &str,
     clones: &[ClonePlan],
     target: &Target,
+    card: &CardCache,
     opts: &EngineOptions,
 ) -> Result<()> {
     for clone in clones.iter().filter(|c| c.job.engine == Engine::Ioctl) {
         let job = &clone.job;
         let at = |e: String| anyhow!("workload '{workload}', job '{}': {e}", job.name);
-        let access = target
-            .ioctl
-            .access(target)
-            .map_err(|e| at(format!("{e:#}")))?;
+        let access = card.access(target).map_err(|e| at(format!("{e:#}")))?;
         if job.rw.writes() {
             access.check_writable().map_err(|e| at(format!("{e:#}")))?;
         }
@@ -147,8 +147,7 @@ pub fn check(
         if takes_packed(job) && packed.is_on() {
             packed_entries(packed, job.bs, &access, opts.force)
                 .map_err(|why| at(format!("packed = {packed}: {why}")))?;
-            let verdict = target
-                .ioctl
+            let verdict = card
                 .sbc(&access, opts.assume_cmd23_passthrough)
                 .map_err(|e| at(format!("{e:#}")))?;
             if let Some(refusal) = verdict.refusal() {

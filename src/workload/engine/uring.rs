@@ -13,12 +13,12 @@
 use super::buffer::fill_pattern;
 use super::clone_io::CloneIo;
 use super::completion::{complete, fsync, Finished};
-use super::io_error::{IoFailure, IoOp};
 use super::offsets::OffsetGen;
 use super::recorder::Recorder;
-use super::result::Direction;
-use super::spec::JobSpec;
 use crate::aligned::BUFFER_ALIGN;
+use crate::plan::workload::JobSpec;
+use crate::workload::io_error::{IoFailure, IoOp};
+use crate::workload::result::Direction;
 use anyhow::{anyhow, Result};
 use linux_uapi::uring::Ring;
 use std::time::Instant;
