@@ -12,9 +12,9 @@
 //! its latency. The clock runs around the ioctl alone: a command's data, its packed
 //! header and its arguments are ready before it starts, in buffers kept for the job's
 //! life (nothing is allocated per command), so a packed and an unpacked write are timed
-//! alike (bench/IOCTL-PACKED-OVERHEAD.md). Verify stamps every block as the other engines do, and the read-back
-//! goes through the block layer (O_DIRECT), which is what checks that the card stored
-//! what mmcab sent where it was meant to go.
+//! alike (bench/IOCTL-PACKED-OVERHEAD.md). Verify stamps every block as the other
+//! engines do, and the read-back goes through the block layer (O_DIRECT), which is what
+//! checks that the card stored what mmcab sent where it was meant to go.
 //!
 //! Before any I/O, [`setup::check`] refuses what cannot work (see its doc); the engine
 //! then trusts what it found: the card's addressing and per-command limit, and for
