@@ -26,7 +26,6 @@ extern crate std;
 use crate::mmc_ioctl::{mmc_ioc_cmd, mmc_ioc_multi_cmd};
 use crate::{MMC_IOC_CMD, MMC_IOC_MAX_BYTES, MMC_IOC_MAX_CMDS, MMC_IOC_MULTI_CMD};
 use core::fmt;
-use std::boxed::Box;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 
@@ -299,52 +298,59 @@ pub fn cmd(fd: impl AsFd, cmd: &mut MmcCmd<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// `struct mmc_ioc_multi_cmd` with room for the largest batch, so the commands are plain
-/// array elements (the header's flexible array member `cmds[]` starts at offset 8, as in
-/// the bindgen struct: checked below).
+/// `struct mmc_ioc_multi_cmd` with its flexible array member `cmds[]` holding exactly the
+/// batch's N commands (at offset 8, as in the bindgen struct: [`MultiCmd::LAYOUT`]). It
+/// is built on the caller's stack for each batch, N x 72 bytes (216 for a write's
+/// CMD23 + CMD25 + CMD13): nothing is allocated, and nothing is written but the N
+/// commands the kernel reads.
 #[repr(C)]
-struct MultiCmd {
+struct MultiCmd<const N: usize> {
     num_of_cmds: u64,
-    cmds: [mmc_ioc_cmd; MAX_CMDS],
+    cmds: [mmc_ioc_cmd; N],
 }
 
-const _: () = {
-    use core::mem::{align_of, offset_of};
-    assert!(offset_of!(MultiCmd, num_of_cmds) == offset_of!(mmc_ioc_multi_cmd, num_of_cmds));
-    assert!(offset_of!(MultiCmd, cmds) == offset_of!(mmc_ioc_multi_cmd, cmds));
-    assert!(align_of::<MultiCmd>() == align_of::<mmc_ioc_multi_cmd>());
-};
+impl<const N: usize> MultiCmd<N> {
+    /// The kernel's layout, checked at compile time for every N a batch is built with.
+    const LAYOUT: () = {
+        use core::mem::{align_of, offset_of};
+        assert!(offset_of!(Self, num_of_cmds) == offset_of!(mmc_ioc_multi_cmd, num_of_cmds));
+        assert!(offset_of!(Self, cmds) == offset_of!(mmc_ioc_multi_cmd, cmds));
+        assert!(align_of::<Self>() == align_of::<mmc_ioc_multi_cmd>());
+    };
+}
 
 /// Sends 1 to [`MAX_CMDS`] commands in one `MMC_IOC_MULTI_CMD`: the kernel issues them in
 /// order with the host claimed, stopping at the first that fails (the error does not say
 /// which). On success every command's response is filled in.
-pub fn multi_cmd(fd: impl AsFd, cmds: &mut [MmcCmd<'_>]) -> Result<(), Error> {
-    if cmds.is_empty() {
+pub fn multi_cmd<const N: usize>(fd: impl AsFd, cmds: &mut [MmcCmd<'_>; N]) -> Result<(), Error> {
+    #[allow(clippy::let_unit_value)] // evaluates the layout check for this N
+    let () = MultiCmd::<N>::LAYOUT;
+    if N == 0 {
         return Err(Invalid::NoCommands.into());
     }
-    if cmds.len() > MAX_CMDS {
-        return Err(Invalid::TooManyCmds { count: cmds.len() }.into());
+    if N > MAX_CMDS {
+        return Err(Invalid::TooManyCmds { count: N }.into());
     }
-    let mut batch = Box::new(MultiCmd {
-        num_of_cmds: cmds.len() as u64,
-        cmds: [mmc_ioc_cmd::zeroed(); MAX_CMDS],
-    });
+    let mut batch = MultiCmd {
+        num_of_cmds: N as u64,
+        cmds: [mmc_ioc_cmd::zeroed(); N],
+    };
     for (slot, cmd) in batch.cmds.iter_mut().zip(cmds.iter_mut()) {
         *slot = cmd.to_raw()?;
     }
     let fd = fd.as_fd();
-    // SAFETY: `batch` is an initialised `struct mmc_ioc_multi_cmd` header followed by
-    // MAX_CMDS initialised commands (the kernel reads the first num_of_cmds of them), at
-    // the offsets the header's struct has (checked at compile time above); it lives across
-    // the call. Each command's data_ptr is 0 or points at the buffer the matching element
-    // of `cmds` borrows, exactly blksz x blocks bytes long (`to_raw`); the `&mut` borrow
-    // of `cmds` keeps every buffer alive and unaliased until the ioctl returns, and the
-    // kernel writes into a buffer only for a read (write_flag 0), borrowed mutably.
+    // SAFETY: `batch` is an initialised `struct mmc_ioc_multi_cmd` header followed by its
+    // num_of_cmds = N initialised commands, at the offsets the header's struct has
+    // (`MultiCmd::LAYOUT`, checked at compile time for this N); it lives across the call.
+    // Each command's data_ptr is 0 or points at the buffer the matching element of `cmds`
+    // borrows, exactly blksz x blocks bytes long (`to_raw`); the `&mut` borrow of `cmds`
+    // keeps every buffer alive and unaliased until the ioctl returns, and the kernel
+    // writes into a buffer only for a read (write_flag 0), borrowed mutably.
     let rc = unsafe {
         libc::ioctl(
             fd.as_raw_fd(),
             MMC_IOC_MULTI_CMD as libc::Ioctl,
-            &mut *batch as *mut MultiCmd,
+            &mut batch as *mut MultiCmd<N>,
         )
     };
     if rc < 0 {

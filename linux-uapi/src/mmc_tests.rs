@@ -9,7 +9,6 @@ use crate::mmc_proto::{
 };
 use std::string::ToString;
 use std::vec;
-use std::vec::Vec;
 
 const R1_ADTC: u32 = MMC_RSP_R1 | MMC_CMD_ADTC;
 
@@ -105,20 +104,20 @@ fn exactly_max_bytes_passes_the_checks_and_reaches_the_kernel() {
 
 #[test]
 fn batches_are_limited_to_max_cmds_and_per_command_bytes() {
+    let mut none: [MmcCmd; 0] = [];
     assert_eq!(
-        multi_cmd(not_mmc(), &mut []).unwrap_err().to_string(),
+        multi_cmd(not_mmc(), &mut none).unwrap_err().to_string(),
         "invalid MMC command: MMC_IOC_MULTI_CMD needs at least one command"
     );
-    let mut cmds: Vec<MmcCmd> = (0..MAX_CMDS + 1)
-        .map(|_| MmcCmd::new(13, 1 << 16, MMC_RSP_R1 | MMC_CMD_AC))
-        .collect();
+    let status = |_| MmcCmd::new(13, 1 << 16, MMC_RSP_R1 | MMC_CMD_AC);
+    let mut too_many: [MmcCmd; MAX_CMDS + 1] = core::array::from_fn(status);
     assert!(matches!(
-        multi_cmd(not_mmc(), &mut cmds),
+        multi_cmd(not_mmc(), &mut too_many),
         Err(Error::Invalid(Invalid::TooManyCmds { count: 256 }))
     ));
     // MAX_CMDS commands pass the checks and reach the kernel (which refuses a file).
-    cmds.pop();
-    let err = multi_cmd(not_mmc(), &mut cmds).unwrap_err();
+    let mut most: [MmcCmd; MAX_CMDS] = core::array::from_fn(status);
+    let err = multi_cmd(not_mmc(), &mut most).unwrap_err();
     assert!(
         matches!(err, Error::Os(_)),
         "expected the kernel's error, got {err}"
@@ -138,8 +137,10 @@ fn batches_are_limited_to_max_cmds_and_per_command_bytes() {
 }
 
 #[test]
-fn multi_cmd_buffer_has_the_kernel_header_layout() {
+fn multi_cmd_buffer_is_the_kernel_header_and_exactly_n_commands() {
     use core::mem::{offset_of, size_of};
-    assert_eq!(offset_of!(MultiCmd, cmds), 8);
-    assert_eq!(size_of::<MultiCmd>(), 8 + 72 * 255);
+    assert_eq!(offset_of!(MultiCmd<3>, cmds), 8);
+    assert_eq!(size_of::<MultiCmd<3>>(), 8 + 72 * 3);
+    assert_eq!(size_of::<MultiCmd<1>>(), 8 + 72);
+    assert_eq!(size_of::<MultiCmd<MAX_CMDS>>(), 8 + 72 * 255);
 }

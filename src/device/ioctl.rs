@@ -190,7 +190,11 @@ pub fn command(dev: &File, cmd: &mut MmcCmd<'_>) -> Result<(), MmcIoctlError> {
 
 /// Sends up to [`mmc::MAX_CMDS`] commands in one request (`MMC_IOC_MULTI_CMD`): the
 /// kernel issues them back to back with the host claimed, e.g. CMD23 + CMD25 + data.
-pub fn multi_cmd(dev: &File, cmds: &mut [MmcCmd<'_>]) -> Result<(), MmcIoctlError> {
+/// The kernel's struct for them is sized to the batch, on the stack (nothing allocated).
+pub fn multi_cmd<const N: usize>(
+    dev: &File,
+    cmds: &mut [MmcCmd<'_>; N],
+) -> Result<(), MmcIoctlError> {
     let opcode = cmds.first().map_or(0, MmcCmd::opcode);
     mmc::multi_cmd(dev, cmds).map_err(|err| map_error(dev, opcode, err))
 }

@@ -301,6 +301,21 @@ pub fn split_in_region(
     max_entries: usize,
     region: &std::ops::Range<u64>,
 ) -> Result<Vec<std::ops::Range<usize>>, PackedError> {
+    let mut commands = Vec::new();
+    split_in_region_into(format, entries, max_entries, region, &mut commands)?;
+    Ok(commands)
+}
+
+/// [`split_in_region`] into `commands` (cleared first), so that a caller sending one
+/// batch after another reuses one vector.
+pub fn split_in_region_into(
+    format: CardFormat,
+    entries: &[Entry],
+    max_entries: usize,
+    region: &std::ops::Range<u64>,
+    commands: &mut Vec<std::ops::Range<usize>>,
+) -> Result<(), PackedError> {
+    commands.clear();
     for (index, entry) in entries.iter().enumerate() {
         let end = entry.sector.checked_add(u64::from(entry.sectors));
         if entry.sector < region.start || end.is_none_or(|end| end > region.end) {
@@ -314,7 +329,6 @@ pub fn split_in_region(
         }
     }
     let header = u64::from(format.header_blocks());
-    let mut commands = Vec::new();
     let mut from = 0;
     while from < entries.len() {
         let first = entries[from].sector;
@@ -335,7 +349,7 @@ pub fn split_in_region(
         commands.push(from..from + n);
         from += n;
     }
-    Ok(commands)
+    Ok(())
 }
 
 /// What the card says about a packed command, from EXT_CSD (Linux 4.9

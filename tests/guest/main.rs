@@ -20,6 +20,7 @@ mod fidelity;
 mod guest_evidence;
 mod guest_runner;
 mod ioctl_engine;
+mod ioctl_packed;
 mod lava;
 mod old_results;
 mod probe;

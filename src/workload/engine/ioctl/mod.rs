@@ -9,9 +9,12 @@
 //! One command (or one packed command) at a time per job clone, like the sync engine.
 //! What is measured is the same as the other engines: each write or read is one I/O of
 //! `bs` bytes; the writes of one packed command all complete when it does, so each gets
-//! its latency. Verify stamps every block as the other engines do, and the read-back
-//! goes through the block layer (O_DIRECT), which is what checks that the card stored
-//! what mmcab sent where it was meant to go.
+//! its latency. The clock runs around the ioctl alone: a command's data, its packed
+//! header and its arguments are ready before it starts, in buffers kept for the job's
+//! life (nothing is allocated per command), so a packed and an unpacked write are timed
+//! alike (bench/IOCTL-PACKED-OVERHEAD.md). Verify stamps every block as the other
+//! engines do, and the read-back goes through the block layer (O_DIRECT), which is what
+//! checks that the card stored what mmcab sent where it was meant to go.
 //!
 //! Before any I/O, [`setup::check`] refuses what cannot work (see its doc); the engine
 //! then trusts what it found: the card's addressing and per-command limit, and for
@@ -28,8 +31,9 @@ use super::offsets::OffsetGen;
 use super::recorder::Recorder;
 use crate::device::ioctl::{read_ext_csd, MmcIoctlError};
 use crate::device::mmc_io::{MmcIo, TransferError, WriteDone};
-use crate::device::packed::{split_in_region, write_header, Entry, PackedStatus};
+use crate::device::packed::{split_in_region_into, write_header, Entry, PackedStatus};
 use crate::device::raw_access::RawAccess;
+use crate::device::transfer::PackedArgs;
 use crate::plan::workload::{takes_packed, JobSpec};
 use crate::workload::io_error::IoFailure;
 use crate::workload::result::Direction;
@@ -47,8 +51,12 @@ pub struct IoctlEngine {
     read_buf: Vec<u8>,
     /// Unpacked: one block of `bs`. Packed: the header, then `packed` slots of `bs`.
     write_buf: Vec<u8>,
-    /// The pending writes of a packed command: (entry, byte offset on the node).
-    batch: Vec<(Entry, u64)>,
+    /// The pending writes (of a packed command: up to `packed`), and their byte offsets on
+    /// the node; kept for the job's life, like the buffers.
+    entries: Vec<Entry>,
+    offsets: Vec<u64>,
+    /// The commands the pending writes go in: ranges of `entries` ([`split_in_region_into`]).
+    commands: Vec<Range<usize>>,
     /// The job's region in 512-byte sectors: no command writes outside it.
     region: Range<u64>,
 }
@@ -87,7 +95,9 @@ impl IoctlEngine {
             packed,
             read_buf: vec![0u8; if job.rw.reads() { bs } else { 0 }],
             write_buf,
-            batch: Vec::with_capacity(packed),
+            entries: Vec::with_capacity(packed.max(1)),
+            offsets: Vec::with_capacity(packed.max(1)),
+            commands: Vec::with_capacity(2),
             // Whole sectors inside the byte range.
             region: region.start.div_ceil(512)..region.end / 512,
         })
@@ -122,21 +132,17 @@ impl IoctlEngine {
             io.stop.check()?;
             let done = match dir {
                 Direction::Read => self.read(io, offset, rec)?,
-                Direction::Write if self.packed > 0 => {
-                    self.batch.clear();
-                    self.batch.push(self.entry(offset));
-                    while self.batch.len() < self.packed {
+                Direction::Write => {
+                    self.entries.clear();
+                    self.offsets.clear();
+                    self.push(offset);
+                    while self.entries.len() < self.packed {
                         match gen.next_io() {
-                            Some((Direction::Write, next)) => self.batch.push(self.entry(next)),
+                            Some((Direction::Write, next)) => self.push(next),
                             // Packed jobs only write (checked): nothing else comes.
                             Some((Direction::Read, _)) | None => break,
                         }
                     }
-                    self.write_pending(io, rec)?
-                }
-                Direction::Write => {
-                    self.batch.clear();
-                    self.batch.push(self.entry(offset));
                     self.write_pending(io, rec)?
                 }
             };
@@ -147,12 +153,13 @@ impl IoctlEngine {
         Ok(())
     }
 
-    fn entry(&self, offset: u64) -> (Entry, u64) {
-        let entry = Entry {
+    /// One more pending write, at byte `offset`.
+    fn push(&mut self, offset: u64) {
+        self.entries.push(Entry {
             sector: offset / 512,
             sectors: (self.bs / 512) as u32,
-        };
-        (entry, offset)
+        });
+        self.offsets.push(offset);
     }
 
     fn mmc<'a>(&self, io: &'a CloneIo<'_>) -> MmcIo<'a> {
@@ -182,33 +189,34 @@ impl IoctlEngine {
         Ok(done)
     }
 
-    /// Sends the writes in `batch` in as few commands as keep every byte a command may
-    /// write inside the job's region ([`split_in_region`]: near its end a packed command
-    /// is cut short and the rest follow).
+    /// Sends the pending writes in as few commands as keep every byte a command may
+    /// write inside the job's region ([`split_in_region_into`]: near its end a packed
+    /// command is cut short and the rest follow).
     fn write_pending(&mut self, io: &mut CloneIo<'_>, rec: &mut Recorder) -> Result<Instant> {
-        let entries: Vec<Entry> = self.batch.iter().map(|(e, _)| *e).collect();
-        let commands = split_in_region(
+        split_in_region_into(
             self.access.format,
-            &entries,
+            &self.entries,
             self.packed.max(1),
             &self.region,
+            &mut self.commands,
         )
         .map_err(|e| {
             anyhow!(
                 "job '{}': write at offset {}: {e}",
                 io.name,
-                self.batch[0].1
+                self.offsets[0]
             )
         })?;
         let mut done = Instant::now();
-        for command in commands {
-            done = self.write_command(io, rec, command)?;
+        for k in 0..self.commands.len() {
+            done = self.write_command(io, rec, self.commands[k].clone())?;
         }
         Ok(done)
     }
 
-    /// Sends the writes `batch[command]`: alone, or as one packed command when there are
-    /// two or more (Linux 4.9 packed no single request either).
+    /// Sends the pending writes `command`: alone, or as one packed command when there are
+    /// two or more (Linux 4.9 packed no single request either). Only the ioctl is timed:
+    /// the data, the packed header and the command's arguments are ready before.
     fn write_command(
         &mut self,
         io: &mut CloneIo<'_>,
@@ -216,50 +224,54 @@ impl IoctlEngine {
         command: Range<usize>,
     ) -> Result<Instant> {
         let bs = self.bs;
-        let batch = &self.batch[command];
-        let packed = batch.len() >= 2;
-        let header = if packed {
-            self.access.format.header_bytes()
-        } else {
-            0
-        };
+        let count = command.len();
+        let packed = count >= 2;
         let data_start = if self.packed > 0 {
             self.access.format.header_bytes()
         } else {
             0
         };
-        for (k, (_, offset)) in batch.iter().enumerate() {
+        for (k, offset) in self.offsets[command.clone()].iter().enumerate() {
             let at = data_start + k * bs;
             io.writer.prepare(&mut self.write_buf[at..at + bs], *offset);
         }
-        let first = batch[0].1;
-        let started = Instant::now();
-        let result = if packed {
-            let entries: Vec<Entry> = batch.iter().map(|(e, _)| *e).collect();
+        let first = self.offsets[command.start];
+        let ready = if packed {
+            let header = self.access.format.header_bytes();
             let hdr = &mut self.write_buf[..header];
-            let args = write_header(self.access.format, &entries, hdr)
+            let args = write_header(self.access.format, &self.entries[command.clone()], hdr)
                 .map_err(|e| anyhow!("job '{}': packed write at offset {first}: {e}", io.name))?;
-            let end = header + entries.len() * bs;
-            self.mmc(io).packed_write(&args, &self.write_buf[..end])
+            Ready::Packed {
+                args,
+                len: header + count * bs,
+            }
         } else {
-            let address = self.access.address(first)?;
-            let at = data_start;
-            self.mmc(io).write(address, &self.write_buf[at..at + bs])
+            Ready::Plain {
+                address: self.access.address(first)?,
+            }
+        };
+        let started = Instant::now();
+        let result = match ready {
+            Ready::Packed { args, len } => self.mmc(io).packed_write(&args, &self.write_buf[..len]),
+            Ready::Plain { address } => {
+                let at = data_start;
+                self.mmc(io).write(address, &self.write_buf[at..at + bs])
+            }
         };
         let done = Instant::now();
         let written = match result {
             Ok(written) => written,
-            Err(e) if packed => return Err(self.packed_failed(io, batch.len(), first, e)),
+            Err(e) if packed => return Err(self.packed_failed(io, count, first, e)),
             Err(e) => return Err(failed(io, Direction::Write, first, e)),
         };
         if packed {
-            self.check_exception(io, batch.len(), first, written)?;
+            self.check_exception(io, count, first, written)?;
         }
         // Every write of a packed command completes when it does, with its latency.
         let latency_ns = (done - started).as_nanos() as u64;
         let measured_ns = rec.since_start(done);
         let mut fsync_due = false;
-        for (k, (_, offset)) in batch.iter().enumerate() {
+        for (k, offset) in self.offsets[command].iter().enumerate() {
             let at = data_start + k * bs;
             let finished = Finished {
                 direction: Direction::Write,
@@ -318,6 +330,18 @@ impl IoctlEngine {
         let len = (entries * self.bs) as u64;
         io_failure(io, Direction::Write, first, len, Some(&e)).context(format!("{e}; {registers}"))
     }
+}
+
+/// A write command as it goes to the card, built before the clock starts.
+enum Ready {
+    /// The header is in the write buffer; `len` bytes of it go: header and entries.
+    Packed {
+        args: PackedArgs,
+        len: usize,
+    },
+    Plain {
+        address: u32,
+    },
 }
 
 /// A transfer that failed, as the runner knows failed I/O ([`IoFailure`]: exit status 4,
