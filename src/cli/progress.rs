@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use crate::knob::guard::GuardEvent;
+use crate::knob::Verified;
 use crate::runner::signals::signal_name;
 use crate::runner::{Event, Events, Mode, RunInfo};
 use crate::workload::WorkloadResult;
@@ -119,7 +120,7 @@ impl Output {
 }
 
 /// `run 3/12 bus8 dd-write rep 2 [verified bus-width=8]: 2.60 MB/s write`
-fn run_line(run: &RunInfo, verified: &[String], result: &WorkloadResult) -> String {
+fn run_line(run: &RunInfo, verified: &Verified, result: &WorkloadResult) -> String {
     let speeds: Vec<String> = result
         .group
         .iter()
@@ -136,7 +137,7 @@ fn run_line(run: &RunInfo, verified: &[String], result: &WorkloadResult) -> Stri
         if verified.is_empty() {
             String::new()
         } else {
-            format!(" [verified {}]", verified.join(" "))
+            format!(" [verified {verified}]")
         },
         speeds.join(", ")
     )
