@@ -247,3 +247,54 @@ fn signal_line(signal: i32, again: bool) -> String {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knob::attribute::AttributeKnob;
+    use crate::knob::{Knob, Setting};
+    use crate::plan::matrix::Slot;
+
+    #[test]
+    fn a_run_line_names_the_knobs_verified_in_their_order() {
+        let run = RunInfo {
+            mode: Mode::Recorded,
+            slot: Slot {
+                run: 3,
+                config: 0,
+                workload: 0,
+                repetition: 2,
+                warmup: false,
+            },
+            total: 12,
+            config: "bus8",
+            workload: "dd-write",
+            target: Path::new("/dev/mmcblk0"),
+        };
+        let result = WorkloadResult {
+            workload: "dd-write".into(),
+            started_unix_s: 0.0,
+            jobs: Vec::new(),
+            group: Vec::new(),
+            cpu_seconds: 0.0,
+            engine_fallbacks: Vec::new(),
+        };
+        let knob = |name: &str, value: &str| Setting {
+            knob: name.into(),
+            value: AttributeKnob::new(name, "/nonexistent", Vec::new())
+                .normalize(value)
+                .unwrap(),
+        };
+        let mut verified = Verified::default();
+        assert_eq!(
+            run_line(&run, &verified, &result),
+            "run 3/12 bus8 dd-write rep 2: "
+        );
+        verified.push(knob("read-ahead", " 512"));
+        verified.push(knob("bus-width", "8"));
+        assert_eq!(
+            run_line(&run, &verified, &result),
+            "run 3/12 bus8 dd-write rep 2 [verified read-ahead=512 bus-width=8]: "
+        );
+    }
+}

@@ -12,7 +12,9 @@
 //! [`ext_csd`] (CMD6 SWITCH), [`command`] (shell
 //! hooks); [`builtin`] is the table of the names users type (`bus-width`, `packing`,
 //! `cmd23`, `cqe`, `cache`) and what each resolves to; [`decl`] holds the plan's
-//! `[[knob]]` declarations and [`custom`] what they become on a target.
+//! `[[knob]]` declarations and [`custom`] what they become on a target. [`setting`] has
+//! the types the knobs and the runner share: names, normalized values, a config's
+//! settings and what was verified.
 
 pub mod attribute;
 pub mod builtin;

@@ -289,3 +289,19 @@ pub struct ConfigMeta {
     /// EXT_CSD (hex, byte 0 first) read when the config was first verified, if any.
     pub ext_csd_hex: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A config's knobs in meta.json as written before they were keyed by `KnobName`:
+    /// read and written back byte for byte, looked up by the name as text.
+    #[test]
+    fn config_knobs_read_and_write_as_before() {
+        let json = r#"{"name":"bus8","knobs":{"bus-width":"8","packing":"on"},"ios":null,"ext_csd_hex":""}"#;
+        let config: ConfigMeta = serde_json::from_str(json).unwrap();
+        assert_eq!(config.knobs["bus-width"], "8");
+        assert_eq!(config.knobs["packing"], "on");
+        assert_eq!(serde_json::to_string(&config).unwrap(), json);
+    }
+}

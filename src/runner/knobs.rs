@@ -148,6 +148,51 @@ pub fn put_in_place(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::knob::attribute::AttributeKnob;
+
+    /// A sysfs-like file knob `name` holding `value`.
+    fn file_knob(dir: &std::path::Path, name: &str, value: &str) -> AttributeKnob {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("{value}\n")).unwrap();
+        AttributeKnob::new(name, &path, Vec::new())
+    }
+
+    fn content(dir: &std::path::Path, name: &str) -> String {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    #[test]
+    fn the_settings_are_put_in_place_and_the_rest_goes_back_to_its_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = dir.path().join("disk");
+        std::fs::write(&disk, vec![0u8; 1 << 16]).unwrap();
+        let mut target = TargetSlot::new(crate::workload::Target::open(&disk, false).unwrap());
+        let a = file_knob(dir.path(), "a", "1");
+        let b = file_knob(dir.path(), "b", "x");
+        let mut wants_a = Settings::default();
+        wants_a.set(Setting {
+            knob: "a".into(),
+            value: a.normalize(" 2 ").unwrap(),
+        });
+        let mut guard = KnobGuard::new(vec![Box::new(a), Box::new(b)], Box::new(|_| ()));
+        guard.snapshot_all().unwrap();
+
+        let verified = put_in_place(&mut guard, &wants_a, &mut target).unwrap();
+        assert_eq!(verified.to_string(), "a=2 b=x");
+        assert_eq!(content(dir.path(), "a"), "2");
+
+        // Something else changed b: a config that leaves both out puts both back.
+        std::fs::write(dir.path().join("b"), "y\n").unwrap();
+        let verified = put_in_place(&mut guard, &Settings::default(), &mut target).unwrap();
+        assert_eq!(verified.to_string(), "a=1 b=x");
+        assert_eq!(
+            (content(dir.path(), "a"), content(dir.path(), "b")),
+            ("1".into(), "x".into())
+        );
+    }
 
     #[test]
     fn a_failed_reopen_does_not_hide_the_failed_apply() {
