@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use crate::knob::guard::GuardEvent;
+use crate::knob::Verified;
 use crate::runner::signals::signal_name;
 use crate::runner::{Event, Events, Mode, RunInfo};
 use crate::workload::WorkloadResult;
@@ -119,7 +120,7 @@ impl Output {
 }
 
 /// `run 3/12 bus8 dd-write rep 2 [verified bus-width=8]: 2.60 MB/s write`
-fn run_line(run: &RunInfo, verified: &[String], result: &WorkloadResult) -> String {
+fn run_line(run: &RunInfo, verified: &Verified, result: &WorkloadResult) -> String {
     let speeds: Vec<String> = result
         .group
         .iter()
@@ -136,7 +137,7 @@ fn run_line(run: &RunInfo, verified: &[String], result: &WorkloadResult) -> Stri
         if verified.is_empty() {
             String::new()
         } else {
-            format!(" [verified {}]", verified.join(" "))
+            format!(" [verified {verified}]")
         },
         speeds.join(", ")
     )
@@ -244,5 +245,56 @@ fn signal_line(signal: i32, again: bool) -> String {
              exit",
             signal_name(signal)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knob::attribute::AttributeKnob;
+    use crate::knob::{Knob, Setting};
+    use crate::plan::matrix::Slot;
+
+    #[test]
+    fn a_run_line_names_the_knobs_verified_in_their_order() {
+        let run = RunInfo {
+            mode: Mode::Recorded,
+            slot: Slot {
+                run: 3,
+                config: 0,
+                workload: 0,
+                repetition: 2,
+                warmup: false,
+            },
+            total: 12,
+            config: "bus8",
+            workload: "dd-write",
+            target: Path::new("/dev/mmcblk0"),
+        };
+        let result = WorkloadResult {
+            workload: "dd-write".into(),
+            started_unix_s: 0.0,
+            jobs: Vec::new(),
+            group: Vec::new(),
+            cpu_seconds: 0.0,
+            engine_fallbacks: Vec::new(),
+        };
+        let knob = |name: &str, value: &str| Setting {
+            knob: name.into(),
+            value: AttributeKnob::new(name, "/nonexistent", Vec::new())
+                .normalize(value)
+                .unwrap(),
+        };
+        let mut verified = Verified::default();
+        assert_eq!(
+            run_line(&run, &verified, &result),
+            "run 3/12 bus8 dd-write rep 2: "
+        );
+        verified.push(knob("read-ahead", " 512"));
+        verified.push(knob("bus-width", "8"));
+        assert_eq!(
+            run_line(&run, &verified, &result),
+            "run 3/12 bus8 dd-write rep 2 [verified read-ahead=512 bus-width=8]: "
+        );
     }
 }

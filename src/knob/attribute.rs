@@ -1,7 +1,7 @@
 //! Attribute knobs: a sysfs or debugfs file that takes a value when written and reports
 //! it when read (`/sys/block/mmcblk0/queue/scheduler`, `num_wr_reqs_to_start_packing`).
 
-use super::{shell_quote, Knob};
+use super::{shell_quote, Knob, Value};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ pub struct AttributeKnob {
     values: Vec<String>,
     /// Words users may type for a value (`on` -> `1`).
     aliases: Vec<(String, String)>,
-    original: Option<String>,
+    original: Option<Value>,
 }
 
 impl AttributeKnob {
@@ -86,7 +86,7 @@ impl Knob for AttributeKnob {
         &self.name
     }
 
-    fn normalize(&self, value: &str) -> Result<String> {
+    fn normalize(&self, value: &str) -> Result<Value> {
         let mut value = value.trim().to_string();
         if let Some((_, v)) = self.aliases.iter().find(|(a, _)| *a == value) {
             value = v.clone();
@@ -98,7 +98,7 @@ impl Knob for AttributeKnob {
                 self.values.join(", ")
             );
         }
-        Ok(value)
+        Ok(Value::canonical(value))
     }
 
     fn read(&self) -> Result<String> {
@@ -107,22 +107,22 @@ impl Knob for AttributeKnob {
 
     fn snapshot(&mut self) -> Result<()> {
         if self.original.is_none() {
-            self.original = Some(self.read()?);
+            self.original = Some(Value::canonical(self.read()?));
         }
         Ok(())
     }
 
-    fn original(&self) -> Option<String> {
+    fn original(&self) -> Option<Value> {
         self.original.clone()
     }
 
     fn adopt(&mut self, saved: &str) -> Result<()> {
-        self.original = Some(saved.to_string());
+        self.original = Some(Value::canonical(saved));
         Ok(())
     }
 
-    fn apply(&mut self, value: &str) -> Result<()> {
-        write_attribute(&self.path, value).with_context(|| format!("knob {}", self.name))
+    fn apply(&mut self, value: &Value) -> Result<()> {
+        write_attribute(&self.path, value.as_str()).with_context(|| format!("knob {}", self.name))
     }
 
     fn restore(&mut self) -> Result<()> {
@@ -137,7 +137,7 @@ impl Knob for AttributeKnob {
         match &self.original {
             Some(original) => vec![format!(
                 "echo {} > {}",
-                shell_quote(original),
+                shell_quote(original.as_str()),
                 shell_quote(&self.path.to_string_lossy())
             )],
             None => Vec::new(),
@@ -163,14 +163,14 @@ mod tests {
         std::fs::write(&path, "17\n").unwrap();
         let mut knob = AttributeKnob::new("packing-threshold", &path, vec![]);
         knob.snapshot().unwrap();
-        knob.apply("5").unwrap();
-        knob.verify("5").unwrap();
+        knob.apply(&Value::canonical("5")).unwrap();
+        knob.verify(&Value::canonical("5")).unwrap();
         assert!(knob
-            .verify("6")
+            .verify(&Value::canonical("6"))
             .unwrap_err()
             .to_string()
             .contains("reports '5'"));
-        assert_eq!(knob.original().as_deref(), Some("17"));
+        assert_eq!(knob.original().unwrap(), "17");
         knob.restore().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "17\n");
         assert_eq!(

@@ -5,7 +5,7 @@
 use super::attribute::{read_attribute, write_attribute};
 use super::caps::{parse_caps, CapsRefused, HostCaps};
 use super::env::{unavailable, KnobEnv};
-use super::{shell_quote, Knob, Saved};
+use super::{shell_quote, Knob, Saved, Value};
 use crate::device::capabilities::{
     kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE, MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA,
     MMC_CAP_AGGRESSIVE_PM,
@@ -89,21 +89,19 @@ impl Knob for BusWidthKnob {
         "bus-width"
     }
 
-    fn normalize(&self, value: &str) -> Result<String> {
+    fn normalize(&self, value: &str) -> Result<Value> {
         match value
             .trim()
             .trim_end_matches("-bit")
             .trim_end_matches("bit")
         {
-            "1" => Ok("1".into()),
-            "4" => Ok("4".into()),
-            "8" => Ok("8".into()),
+            width @ ("1" | "4" | "8") => Ok(Value::canonical(width)),
             other => bail!("bus-width '{other}': use 1, 4 or 8 (data lines)"),
         }
     }
 
-    fn check(&self, value: &str, force: bool) -> Result<()> {
-        let width: u32 = self.normalize(value)?.parse()?;
+    fn check(&self, value: &Value, force: bool) -> Result<()> {
+        let width: u32 = value.as_str().parse()?;
         let caps = self.original_caps()?;
         let host_width = caps_bus_width(caps);
         if width > host_width && !force {
@@ -132,10 +130,10 @@ impl Knob for BusWidthKnob {
         Ok(())
     }
 
-    fn original(&self) -> Option<String> {
+    fn original(&self) -> Option<Value> {
         self.original
             .as_ref()
-            .map(|(_, width, _)| width.to_string())
+            .map(|(_, width, _)| Value::canonical(width.to_string()))
     }
 
     fn saved(&self) -> Option<String> {
@@ -145,14 +143,14 @@ impl Knob for BusWidthKnob {
 
     fn adopt(&mut self, saved: &str) -> Result<()> {
         let saved = Saved::parse("bus-width", saved);
-        let width: u32 = self.normalize(saved.value)?.parse()?;
+        let width: u32 = self.normalize(saved.value)?.as_str().parse()?;
         let caps = parse_caps(saved.field("caps")?)?;
         self.original = Some((caps, width, saved.field("control")?.to_string()));
         Ok(())
     }
 
-    fn apply(&mut self, value: &str) -> Result<()> {
-        let width: u32 = self.normalize(value)?.parse()?;
+    fn apply(&mut self, value: &Value) -> Result<()> {
+        let width: u32 = value.as_str().parse()?;
         // From the caps as they are now: bits other knobs changed (CMD23) stay.
         let caps = caps_for_width(self.host.read_caps()?, width);
         self.host.write_caps(caps).map_err(Self::refused_message)?;
@@ -161,9 +159,9 @@ impl Knob for BusWidthKnob {
             .with_context(|| format!("bus-width {width}: re-initialising the card"))
     }
 
-    fn verify(&self, value: &str) -> Result<()> {
+    fn verify(&self, value: &Value) -> Result<()> {
         let bus = self.host.while_active(|| (self.read_ios)())?;
-        if bus.width.to_string() == value {
+        if *value == *bus.width.to_string() {
             return Ok(());
         }
         if bus.clock_hz <= IDENTIFICATION_HZ {
@@ -194,7 +192,7 @@ impl Knob for BusWidthKnob {
             self.host.write_caps(caps)?;
         }
         write_attribute(&self.host.power_control, &control)?;
-        self.verify(&width.to_string())
+        self.verify(&Value::canonical(width.to_string()))
     }
 
     fn restore_preconditions(&self) -> Vec<String> {
@@ -335,15 +333,15 @@ mod tests {
                 })
             }),
         );
-        let msg = format!("{:#}", stuck.verify("8").unwrap_err());
+        let msg = format!("{:#}", stuck.verify(&Value::canonical("8")).unwrap_err());
         assert!(
             msg.contains("did not come back") && msg.contains("400000 Hz"),
             "{msg}"
         );
         let narrow = BusWidthKnob::new(HostCaps::new(&paths), bus(4));
-        let msg = format!("{:#}", narrow.verify("8").unwrap_err());
+        let msg = format!("{:#}", narrow.verify(&Value::canonical("8")).unwrap_err());
         assert!(msg.contains("did not take effect"), "{msg}");
-        assert!(narrow.verify("4").is_ok());
+        assert!(narrow.verify(&Value::canonical("4")).is_ok());
     }
 
     fn fixture(caps: &str) -> (tempfile::TempDir, MmcPaths) {
@@ -354,14 +352,17 @@ mod tests {
     fn widening_is_refused_without_force_and_narrowing_allowed() {
         let (_dir, paths) = fixture("0x4000010f\n");
         let knob = BusWidthKnob::new(HostCaps::new(&paths), bus(4));
-        let err = knob.check("8", false).unwrap_err().to_string();
+        let err = knob
+            .check(&Value::canonical("8"), false)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("came up with 4 bits") && err.contains("--force"),
             "{err}"
         );
-        knob.check("8", true).unwrap();
-        knob.check("4", false).unwrap();
-        knob.check("1", false).unwrap();
+        knob.check(&Value::canonical("8"), true).unwrap();
+        knob.check(&Value::canonical("4"), false).unwrap();
+        knob.check(&Value::canonical("1"), false).unwrap();
         assert!(knob.normalize("2").is_err());
         assert_eq!(knob.normalize("8-bit").unwrap(), "8");
     }
@@ -380,7 +381,7 @@ mod tests {
         resumed.adopt(&saved).unwrap();
         resumed.snapshot().unwrap();
         assert_eq!(resumed.saved().unwrap(), saved);
-        resumed.check("8", false).unwrap();
+        resumed.check(&Value::canonical("8"), false).unwrap();
         assert!(resumed
             .restore_commands()
             .iter()
@@ -394,7 +395,7 @@ mod tests {
         let (_dir, paths) = fixture("0x4000014f\n");
         let mut knob = BusWidthKnob::new(HostCaps::new(&paths), bus(8));
         knob.snapshot().unwrap();
-        assert_eq!(knob.original().as_deref(), Some("8"));
+        assert_eq!(knob.original().unwrap(), "8");
         let commands = knob.restore_commands();
         let first = knob.restore_preconditions();
         assert!(

@@ -14,7 +14,7 @@
 
 use super::caps::{parse_caps, CapsRefused, HostCaps};
 use super::mmcblk::MmcBlk;
-use super::{shell_quote, Knob, Saved};
+use super::{shell_quote, Knob, Saved, Value};
 use crate::device::capabilities::MMC_CAP_AGGRESSIVE_PM;
 use crate::device::MmcPaths;
 use crate::evidence::traced_read::{self, Probe};
@@ -201,16 +201,16 @@ impl Knob for CapBitKnob {
         self.which.name()
     }
 
-    fn normalize(&self, value: &str) -> Result<String> {
+    fn normalize(&self, value: &str) -> Result<Value> {
         match value.trim() {
-            "on" | "1" | "true" => Ok("on".into()),
-            "off" | "0" | "false" => Ok("off".into()),
+            "on" | "1" | "true" => Ok(Value::canonical("on")),
+            "off" | "0" | "false" => Ok(Value::canonical("off")),
             other => bail!("{} '{other}': use on or off", self.which.name()),
         }
     }
 
-    fn check(&self, value: &str, force: bool) -> Result<()> {
-        if self.normalize(value)? == "on" && !self.host_has_it()? && !force {
+    fn check(&self, value: &Value, force: bool) -> Result<()> {
+        if *value == "on" && !self.host_has_it()? && !force {
             bail!(
                 "{} = on: refused, the host came up without it (its driver or device tree \
                  leaves it out, often for a reason); pass --force to try anyway",
@@ -242,8 +242,8 @@ impl Knob for CapBitKnob {
         Ok(())
     }
 
-    fn original(&self) -> Option<String> {
-        self.found.as_ref().map(|f| on_off(f.on))
+    fn original(&self) -> Option<Value> {
+        self.found.as_ref().map(|f| Value::canonical(on_off(f.on)))
     }
 
     fn saved(&self) -> Option<String> {
@@ -270,13 +270,13 @@ impl Knob for CapBitKnob {
         Ok(())
     }
 
-    fn apply(&mut self, value: &str) -> Result<()> {
+    fn apply(&mut self, value: &Value) -> Result<()> {
         // The runner names the knob and the value ("applying cmd23 = off: ...").
-        self.switch(self.normalize(value)? == "on")
+        self.switch(*value == "on")
     }
 
-    fn verify(&self, value: &str) -> Result<()> {
-        self.check_effect(self.normalize(value)? == "on")
+    fn verify(&self, value: &Value) -> Result<()> {
+        self.check_effect(*value == "on")
     }
 
     fn restore(&mut self) -> Result<()> {
@@ -363,7 +363,7 @@ mod tests {
         assert!(knob.normalize("maybe").is_err());
         assert_eq!(knob.read().unwrap(), "on");
         knob.snapshot().unwrap();
-        assert_eq!(knob.original().as_deref(), Some("on"));
+        assert_eq!(knob.original().unwrap(), "on");
         let commands = knob.restore_commands();
         assert_eq!(
             commands[0],
@@ -391,9 +391,9 @@ mod tests {
         let mut resumed = CapBitKnob::new(Which::Cmd23, &paths);
         resumed.adopt(&saved).unwrap();
         resumed.snapshot().unwrap();
-        assert_eq!(resumed.original().as_deref(), Some("on"));
+        assert_eq!(resumed.original().unwrap(), "on");
         assert_eq!(resumed.bound, Some(false));
-        resumed.check("on", false).unwrap();
+        resumed.check(&Value::canonical("on"), false).unwrap();
         assert_eq!(
             resumed.restore_commands()[0],
             format!("echo 0x4000014f > {}", resumed.host.caps.display())
@@ -405,13 +405,16 @@ mod tests {
         let (_dir, paths) = fixture("0x0000014f\n", "0x00020000\n");
         let mut knob = CapBitKnob::new(Which::Cmd23, &paths);
         knob.snapshot().unwrap();
-        let err = knob.check("on", false).unwrap_err().to_string();
+        let err = knob
+            .check(&Value::canonical("on"), false)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("came up without it") && err.contains("--force"),
             "{err}"
         );
-        knob.check("on", true).unwrap();
-        knob.check("off", false).unwrap();
+        knob.check(&Value::canonical("on"), true).unwrap();
+        knob.check(&Value::canonical("off"), false).unwrap();
         let cqe = CapBitKnob::new(Which::Cqe, &paths);
         assert_eq!(cqe.read().unwrap(), "off");
         let commands = {

@@ -7,7 +7,7 @@
 //! - `verify` (optional) exits 0 when `{value}` is in effect; default: `read` == value;
 //! - `restore` (optional) puts back `{value}` = the snapshot; default: `apply`.
 
-use super::{shell_quote, Knob};
+use super::{shell_quote, Knob, Value};
 use anyhow::{bail, Context, Result};
 use std::process::Command;
 
@@ -18,7 +18,7 @@ pub struct CommandKnob {
     apply: String,
     verify: Option<String>,
     restore: Option<String>,
-    original: Option<String>,
+    original: Option<Value>,
 }
 
 /// Run `sh -c COMMAND`; stdout on success, an error with status and stderr otherwise.
@@ -78,32 +78,37 @@ impl Knob for CommandKnob {
 
     fn snapshot(&mut self) -> Result<()> {
         if self.original.is_none() {
-            self.original = Some(self.read()?);
+            self.original = Some(Value::canonical(self.read()?));
         }
         Ok(())
     }
 
-    fn original(&self) -> Option<String> {
+    fn original(&self) -> Option<Value> {
         self.original.clone()
     }
 
     fn adopt(&mut self, saved: &str) -> Result<()> {
-        self.original = Some(saved.to_string());
+        self.original = Some(Value::canonical(saved));
         Ok(())
     }
 
-    fn apply(&mut self, value: &str) -> Result<()> {
-        run_shell(&self.name, "apply", &with_value(&self.apply, value)).map(|_| ())
+    fn apply(&mut self, value: &Value) -> Result<()> {
+        run_shell(
+            &self.name,
+            "apply",
+            &with_value(&self.apply, value.as_str()),
+        )
+        .map(|_| ())
     }
 
-    fn verify(&self, value: &str) -> Result<()> {
+    fn verify(&self, value: &Value) -> Result<()> {
         match &self.verify {
-            Some(verify) => run_shell(&self.name, "verify", &with_value(verify, value))
+            Some(verify) => run_shell(&self.name, "verify", &with_value(verify, value.as_str()))
                 .map(|_| ())
                 .with_context(|| format!("knob {}: '{value}' is not in effect", self.name)),
             None => {
                 let found = self.read()?;
-                if found != value {
+                if value.as_str() != found {
                     bail!(
                         "knob {}: expected '{value}' after applying it, but its read command \
                          printed '{found}'",
@@ -117,7 +122,11 @@ impl Knob for CommandKnob {
 
     fn restore(&mut self) -> Result<()> {
         if let Some(original) = self.original.clone() {
-            run_shell(&self.name, "restore", &self.restore_command(&original))?;
+            run_shell(
+                &self.name,
+                "restore",
+                &self.restore_command(original.as_str()),
+            )?;
             self.verify(&original)?;
         }
         Ok(())
@@ -125,7 +134,7 @@ impl Knob for CommandKnob {
 
     fn restore_commands(&self) -> Vec<String> {
         match &self.original {
-            Some(original) => vec![self.restore_command(original)],
+            Some(original) => vec![self.restore_command(original.as_str())],
             None => Vec::new(),
         }
     }
@@ -149,9 +158,9 @@ mod tests {
             None,
         );
         knob.snapshot().unwrap();
-        knob.apply("on it").unwrap();
-        knob.verify("on it").unwrap();
-        assert!(knob.verify("on").is_err());
+        knob.apply(&Value::canonical("on it")).unwrap();
+        knob.verify(&Value::canonical("on it")).unwrap();
+        assert!(knob.verify(&Value::canonical("on")).is_err());
         knob.restore().unwrap();
         assert_eq!(std::fs::read_to_string(&state).unwrap(), "off\n");
         assert_eq!(knob.restore_commands(), vec![format!("echo off > {s}")]);
@@ -160,10 +169,10 @@ mod tests {
     #[test]
     fn failing_hooks_report_command_and_stderr() {
         let mut knob = CommandKnob::new("x", "echo 1", "echo nope >&2; exit 3", None, None);
-        let err = knob.apply("2").unwrap_err().to_string();
+        let err = knob.apply(&Value::canonical("2")).unwrap_err().to_string();
         assert!(err.contains("nope") && err.contains("apply"), "{err}");
         let knob = CommandKnob::new("x", "echo 1", "true", Some("test {value} = 1"), None);
-        assert!(knob.verify("1").is_ok());
-        assert!(knob.verify("2").is_err());
+        assert!(knob.verify(&Value::canonical("1")).is_ok());
+        assert!(knob.verify(&Value::canonical("2")).is_err());
     }
 }

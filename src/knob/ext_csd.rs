@@ -7,7 +7,7 @@
 //! refused unless `--force`; even then only a byte CMD6 can write (the modes segment,
 //! [`SwitchIndex`]) is accepted.
 
-use super::Knob;
+use super::{Knob, Value};
 use crate::device::ext_csd_field::Field;
 use crate::device::ext_csd_table::{BARRIER_CTRL, CACHE_CTRL};
 use crate::device::ioctl::SwitchIndex;
@@ -106,7 +106,7 @@ impl Knob for ExtCsdKnob {
         &self.name
     }
 
-    fn normalize(&self, value: &str) -> Result<String> {
+    fn normalize(&self, value: &str) -> Result<Value> {
         let byte = parse_byte(value)?;
         if let Some(allowed) = self.allowed {
             if !allowed.contains(&byte) {
@@ -118,7 +118,7 @@ impl Knob for ExtCsdKnob {
                 );
             }
         }
-        Ok(byte.to_string())
+        Ok(Value::canonical(byte.to_string()))
     }
 
     fn read(&self) -> Result<String> {
@@ -132,8 +132,8 @@ impl Knob for ExtCsdKnob {
         Ok(())
     }
 
-    fn original(&self) -> Option<String> {
-        self.original.map(|b| b.to_string())
+    fn original(&self) -> Option<Value> {
+        self.original.map(|b| Value::canonical(b.to_string()))
     }
 
     fn adopt(&mut self, saved: &str) -> Result<()> {
@@ -141,13 +141,13 @@ impl Knob for ExtCsdKnob {
         Ok(())
     }
 
-    fn apply(&mut self, value: &str) -> Result<()> {
-        self.access.switch(self.index, parse_byte(value)?)
+    fn apply(&mut self, value: &Value) -> Result<()> {
+        self.access.switch(self.index, parse_byte(value.as_str())?)
     }
 
-    fn verify(&self, value: &str) -> Result<()> {
+    fn verify(&self, value: &Value) -> Result<()> {
         let found = self.access.read_byte(self.index.get())?;
-        if found.to_string() != value {
+        if *value != *found.to_string() {
             bail!(
                 "knob {}: EXT_CSD {}[{}] reads {found} after switching it to {value}: the card \
                  did not take the switch",
@@ -162,7 +162,7 @@ impl Knob for ExtCsdKnob {
     fn restore(&mut self) -> Result<()> {
         if let Some(original) = self.original {
             self.access.switch(self.index, original)?;
-            self.verify(&original.to_string())?;
+            self.verify(&Value::canonical(original.to_string()))?;
         }
         Ok(())
     }
@@ -215,8 +215,8 @@ mod tests {
         knob.snapshot().unwrap();
         assert_eq!(knob.normalize("off").unwrap(), "0");
         assert!(knob.normalize("2").is_err());
-        knob.apply("0").unwrap();
-        knob.verify("0").unwrap();
+        knob.apply(&Value::canonical("0")).unwrap();
+        knob.verify(&Value::canonical("0")).unwrap();
         knob.restore().unwrap();
         assert_eq!(image.lock().unwrap()[33], 1);
         assert_eq!(
@@ -287,8 +287,8 @@ mod tests {
         assert!(err.contains("read-only properties segment"), "{err}");
         let mut last = knob("191", 191).unwrap();
         last.snapshot().unwrap();
-        last.apply("7").unwrap();
-        last.verify("7").unwrap();
+        last.apply(&Value::canonical("7")).unwrap();
+        last.verify(&Value::canonical("7")).unwrap();
         last.restore().unwrap();
         assert_eq!(image.lock().unwrap()[191], 0);
         assert!(knob("CACHE_CTRL", 33).is_ok());

@@ -8,7 +8,7 @@
 //! A report that panics (output that cannot be written) is caught: on the panic path
 //! the knobs are restored before anything is reported, so nothing said can stop it.
 
-use super::Knob;
+use super::{Knob, KnobName};
 use anyhow::{Context, Result};
 
 /// What the guard tells the user, through the caller's output.
@@ -62,15 +62,12 @@ impl KnobGuard {
         Ok(())
     }
 
-    pub fn knob(&self, name: &str) -> Option<&dyn Knob> {
-        self.knobs.iter().find(|k| k.name() == name).map(|k| &**k)
-    }
-
-    /// The knob to apply a value with; marks the guard as having something to restore.
-    pub fn knob_mut(&mut self, name: &str) -> Option<&mut Box<dyn Knob>> {
+    /// Every knob, in order, to apply values with; marks the guard as having something
+    /// to restore.
+    pub fn knobs_mut(&mut self) -> std::slice::IterMut<'_, Box<dyn Knob>> {
         self.touched = true;
         self.restored = false;
-        self.knobs.iter_mut().find(|k| k.name() == name)
+        self.knobs.iter_mut()
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -78,10 +75,10 @@ impl KnobGuard {
     }
 
     /// Every snapshot as [`Knob::saved`] writes it, by knob name (for meta.json).
-    pub fn saved(&self) -> std::collections::BTreeMap<String, String> {
+    pub fn saved(&self) -> std::collections::BTreeMap<KnobName, String> {
         self.knobs
             .iter()
-            .filter_map(|k| Some((k.name().to_string(), k.saved()?)))
+            .filter_map(|k| Some((KnobName::new(k.name()), k.saved()?)))
             .collect()
     }
 
@@ -215,6 +212,13 @@ mod tests {
         (Box::new(AttributeKnob::new(name, &path, vec![])), path)
     }
 
+    /// Apply `value` (as the plan wrote it) to the guard's knob `name`.
+    fn apply(guard: &mut KnobGuard, name: &str, value: &str) {
+        let knob = guard.knobs_mut().find(|k| k.name() == name).unwrap();
+        let value = knob.normalize(value).unwrap();
+        knob.apply(&value).unwrap();
+    }
+
     /// A report that keeps what the guard said, one line per event.
     fn recorder() -> (GuardReport, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
         let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -238,8 +242,8 @@ mod tests {
         {
             let mut guard = KnobGuard::new(vec![a, b], recorder().0);
             guard.snapshot_all().unwrap();
-            guard.knob_mut("a").unwrap().apply("2").unwrap();
-            guard.knob_mut("b").unwrap().apply("y").unwrap();
+            apply(&mut guard, "a", "2");
+            apply(&mut guard, "b", "y");
             assert!(guard
                 .restore_script()
                 .contains(&format!("echo 1 > {}", path_a.display())));
@@ -256,7 +260,7 @@ mod tests {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
             let mut guard = KnobGuard::new(vec![a], report);
             guard.snapshot_all().unwrap();
-            guard.knob_mut("a").unwrap().apply("2").unwrap();
+            apply(&mut guard, "a", "2");
             panic!("boom");
         }));
         assert!(result.is_err());
@@ -282,7 +286,7 @@ mod tests {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
             let mut guard = KnobGuard::new(vec![broken, a], report);
             guard.snapshot_all().unwrap();
-            guard.knob_mut("a").unwrap().apply("2").unwrap();
+            apply(&mut guard, "a", "2");
             panic!("failed printing to stderr: Broken pipe (os error 32)");
         }));
         assert!(result.is_err());
@@ -300,7 +304,7 @@ mod tests {
         let (report, said) = recorder();
         let mut guard = KnobGuard::new(vec![a, broken], report);
         guard.snapshot_all().unwrap();
-        guard.knob_mut("a").unwrap().apply("2").unwrap();
+        apply(&mut guard, "a", "2");
         let err = guard.restore_all().unwrap_err().to_string();
         assert!(err.contains("broken"), "{err}");
         assert_eq!(std::fs::read_to_string(&path_a).unwrap().trim(), "1");

@@ -13,7 +13,8 @@
 //! hooks); [`builtin`] is the table of the names users type (`bus-width`, `packing`,
 //! `cmd23`, `cqe`, `cache`) and what each resolves to; [`names`] checks the knob names a
 //! plan uses against them; [`custom`] is what the plan's `[[knob]]` declarations
-//! ([`crate::plan::knob`]) become on a target.
+//! ([`crate::plan::knob`]) become on a target. [`setting`] has the types the knobs and
+//! the runner share: names, normalized values, a config's settings and what was verified.
 
 pub mod attribute;
 pub mod builtin;
@@ -28,23 +29,27 @@ pub mod guard;
 pub mod mmcblk;
 pub mod names;
 pub mod packing;
+pub mod setting;
 
 use anyhow::Result;
+pub use setting::{KnobName, Setting, Settings, Value, Verified};
 
-/// One switchable setting. Values are strings in the plan's words ("8", "on", "1").
+/// One switchable setting. A plan writes values in its words ("8-bit", "true");
+/// [`Knob::normalize`] turns them into the knob's canonical [`Value`] ("8", "on"), the
+/// only form the knob applies, checks and verifies.
 pub trait Knob: Send {
     /// The name users type in a plan (`bus-width`, or a custom knob's name).
     fn name(&self) -> &str;
 
     /// Canonical form of a value as written in a plan, or an error naming the allowed
     /// values. Touches nothing.
-    fn normalize(&self, value: &str) -> Result<String> {
-        Ok(value.trim().to_string())
+    fn normalize(&self, value: &str) -> Result<Value> {
+        Ok(Value::canonical(value.trim()))
     }
 
     /// Refuse a value before any I/O when it is dangerous or impossible (e.g. widening the
     /// bus past what the host came up with without `--force`). Touches nothing.
-    fn check(&self, _value: &str, _force: bool) -> Result<()> {
+    fn check(&self, _value: &Value, _force: bool) -> Result<()> {
         Ok(())
     }
 
@@ -55,15 +60,15 @@ pub trait Knob: Send {
     /// before the first apply.
     fn snapshot(&mut self) -> Result<()>;
 
-    /// The value remembered by [`Knob::snapshot`], in the plan's words.
-    fn original(&self) -> Option<String>;
+    /// The value remembered by [`Knob::snapshot`].
+    fn original(&self) -> Option<Value>;
 
     /// The snapshot as one line of text for meta.json (None before a snapshot): the
     /// value in the plan's words, then `key=value` for what else the restore puts back
     /// ([`Saved`]). A resumed run adopts it, so it restores what the device had before
     /// the first start, not what an interrupted run left.
     fn saved(&self) -> Option<String> {
-        self.original()
+        Some(self.original()?.to_string())
     }
 
     /// Take a snapshot [`Knob::saved`] wrote (by the first start of a resumed run)
@@ -71,13 +76,13 @@ pub trait Knob: Send {
     /// nothing.
     fn adopt(&mut self, saved: &str) -> Result<()>;
 
-    /// Set a (normalized) value.
-    fn apply(&mut self, value: &str) -> Result<()>;
+    /// Set a value.
+    fn apply(&mut self, value: &Value) -> Result<()>;
 
     /// Read the value back; an error says what was found instead.
-    fn verify(&self, value: &str) -> Result<()> {
+    fn verify(&self, value: &Value) -> Result<()> {
         let found = self.read()?;
-        if found == value {
+        if value.as_str() == found {
             Ok(())
         } else {
             anyhow::bail!(

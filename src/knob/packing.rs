@@ -21,7 +21,7 @@
 //! with the ioctl engine (`engine = "ioctl"`, `packed = N`; see [`super::builtin`]).
 
 use super::attribute::{write_attribute, AttributeKnob};
-use super::{Knob, Saved};
+use super::{Knob, Saved, Value};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 
@@ -78,10 +78,10 @@ impl Knob for PackingKnob {
         "packing"
     }
 
-    fn normalize(&self, value: &str) -> Result<String> {
+    fn normalize(&self, value: &str) -> Result<Value> {
         let max = self.max_packed_writes;
         match value.trim() {
-            "on" => Ok(DEFAULT_THRESHOLD.min(max).to_string()),
+            "on" => Ok(Value::canonical(DEFAULT_THRESHOLD.min(max).to_string())),
             "off" => bail!(
                 "packing = off: this kernel's num_wr_reqs_to_start_packing only sets when \
                  packing starts (1..={max}; larger values are clamped to MAX_PACKED_WRITES); \
@@ -91,7 +91,7 @@ impl Knob for PackingKnob {
                  writes with engine = \"ioctl\" and packed = N"
             ),
             n => match n.parse::<u64>() {
-                Ok(v) if (1..=max).contains(&v) => Ok(v.to_string()),
+                Ok(v) if (1..=max).contains(&v) => Ok(Value::canonical(v.to_string())),
                 _ => bail!(
                     "packing '{n}': use on (the kernel default, {}) or a trigger in 1..={max} \
                      (the kernel clamps it to EXT_CSD MAX_PACKED_WRITES = {max})",
@@ -110,7 +110,7 @@ impl Knob for PackingKnob {
         self.enable_stats()
     }
 
-    fn original(&self) -> Option<String> {
+    fn original(&self) -> Option<Value> {
         self.attribute.original()
     }
 
@@ -129,12 +129,12 @@ impl Knob for PackingKnob {
         self.attribute.adopt(saved.value)
     }
 
-    fn apply(&mut self, value: &str) -> Result<()> {
+    fn apply(&mut self, value: &Value) -> Result<()> {
         self.enable_stats()?;
         self.attribute.apply(value)
     }
 
-    fn verify(&self, value: &str) -> Result<()> {
+    fn verify(&self, value: &Value) -> Result<()> {
         self.attribute.verify(value)
     }
 
@@ -210,7 +210,7 @@ mod tests {
                 format!("echo 0 > {}", stats.display())
             ]
         );
-        knob.apply("4").unwrap();
+        knob.apply(&Value::canonical("4")).unwrap();
         // A run killed here is resumed with the first start's snapshot: the trigger
         // and the statistics go back to what they were then, not to what it left.
         let saved = knob.saved().unwrap();

@@ -7,6 +7,7 @@
 //! Column names carry their units. The report reads these files back, so this module is
 //! the schema both sides share.
 
+use crate::knob::KnobName;
 use crate::plan::matrix::Order;
 use crate::workload::result::Direction;
 use serde::{Deserialize, Serialize};
@@ -250,7 +251,7 @@ pub struct Meta {
     /// restores to these, not to what an interrupted run left. Absent in results
     /// directories of older mmcab versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub knob_originals: Option<std::collections::BTreeMap<String, String>>,
+    pub knob_originals: Option<std::collections::BTreeMap<KnobName, String>>,
     pub started_unix_s: f64,
     /// Set when every run of the matrix has finished.
     pub finished_unix_s: Option<f64>,
@@ -282,9 +283,25 @@ pub struct BlockDeviceId {
 pub struct ConfigMeta {
     pub name: String,
     /// Knob settings as written in the plan, e.g. {"bus-width": "8"}.
-    pub knobs: std::collections::BTreeMap<String, String>,
+    pub knobs: std::collections::BTreeMap<KnobName, String>,
     /// `ios` as parsed when the config was first verified (clock, bus width, timing), if any.
     pub ios: Option<crate::device::Ios>,
     /// EXT_CSD (hex, byte 0 first) read when the config was first verified, if any.
     pub ext_csd_hex: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A config's knobs in meta.json as written before they were keyed by `KnobName`:
+    /// read and written back byte for byte, looked up by the name as text.
+    #[test]
+    fn config_knobs_read_and_write_as_before() {
+        let json = r#"{"name":"bus8","knobs":{"bus-width":"8","packing":"on"},"ios":null,"ext_csd_hex":""}"#;
+        let config: ConfigMeta = serde_json::from_str(json).unwrap();
+        assert_eq!(config.knobs["bus-width"], "8");
+        assert_eq!(config.knobs["packing"], "on");
+        assert_eq!(serde_json::to_string(&config).unwrap(), json);
+    }
 }

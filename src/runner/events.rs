@@ -5,6 +5,7 @@ use super::adaptive::WorkloadStop;
 use super::Mode;
 use crate::evidence::RunEvidence;
 use crate::knob::guard::GuardEvent;
+use crate::knob::Verified;
 use crate::plan::matrix::Slot;
 use crate::workload::WorkloadResult;
 use std::path::Path;
@@ -40,11 +41,10 @@ pub enum Event<'a> {
     /// The knobs of `run` are in place and verified; its workload starts now.
     RunStarting { run: RunInfo<'a> },
     /// A run finished and, when recording, is on disk. `verified` lists the knobs read
-    /// back before it (`name=value`), `evidence` what the kernel did (None with
-    /// `--no-evidence`).
+    /// back before it, `evidence` what the kernel did (None with `--no-evidence`).
     RunDone {
         run: RunInfo<'a>,
-        verified: &'a [String],
+        verified: &'a Verified,
         result: &'a WorkloadResult,
         evidence: Option<&'a RunEvidence>,
     },

@@ -5,10 +5,9 @@ use super::device_state::Observer;
 use super::reopen::TargetSlot;
 use super::session::Session;
 use crate::knob::guard::KnobGuard;
-use crate::knob::Knob;
+use crate::knob::{Knob, KnobName, Setting, Settings, Verified};
 use crate::plan::knob::KnobKind;
 use anyhow::{Context, Result};
-use std::collections::BTreeMap;
 
 /// Built-in knobs, `expect.*` or an `ext_csd` knob need the target to be an MMC card.
 pub fn needs_mmc(session: &Session) -> bool {
@@ -28,7 +27,7 @@ pub fn needs_mmc(session: &Session) -> bool {
 /// normalized value of each knob it sets.
 pub struct KnobPlan {
     pub knobs: Vec<Box<dyn Knob>>,
-    pub wanted: Vec<BTreeMap<String, String>>,
+    pub wanted: Vec<Settings>,
 }
 
 /// Resolve every knob the configs use and check every value they ask for, touching
@@ -49,7 +48,7 @@ pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobP
     adopt_originals(session, &mut knobs)?;
     let mut wanted = Vec::new();
     for config in &session.configs {
-        let mut values = BTreeMap::new();
+        let mut settings = Settings::default();
         for (name, value) in config.knob_values()? {
             let knob = knobs
                 .iter()
@@ -60,9 +59,12 @@ pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobP
                 .with_context(|| format!("config {}", config.name))?;
             knob.check(&value, force)
                 .with_context(|| format!("config {}", config.name))?;
-            values.insert(name, value);
+            settings.set(Setting {
+                knob: KnobName::new(name),
+                value,
+            });
         }
-        wanted.push(values);
+        wanted.push(settings);
         observer.check_expect_possible(config)?;
     }
     Ok(KnobPlan { knobs, wanted })
@@ -101,25 +103,24 @@ fn adopt_originals(session: &Session, knobs: &mut [Box<dyn Knob>]) -> Result<()>
 
 /// Bring every knob to what this config wants (knobs the config leaves out go back to
 /// their snapshot), applying only those that differ, then verify all of them. Returns
-/// `name=value` of every knob verified. The target is closed while a knob rebinds the
+/// every knob verified, with its value. The target is closed while a knob rebinds the
 /// block driver and opened again (re-checked) right after.
 pub fn put_in_place(
     guard: &mut KnobGuard,
-    wanted: &BTreeMap<String, String>,
+    wanted: &Settings,
     target: &mut TargetSlot,
-) -> Result<Vec<String>> {
-    let mut verified = Vec::new();
-    for name in guard.names() {
-        let knob = guard.knob(&name).expect("name from the guard");
-        let want = match wanted.get(&name) {
+) -> Result<Verified> {
+    let mut verified = Verified::default();
+    for knob in guard.knobs_mut() {
+        let name = KnobName::new(knob.name());
+        let want = match wanted.get(name.as_str()) {
             Some(v) => v.clone(),
             None => match knob.original() {
                 Some(v) => v,
                 None => continue,
             },
         };
-        if knob.read()? != want {
-            let knob = guard.knob_mut(&name).expect("name from the guard");
+        if knob.read()? != want.as_str() {
             let rebinds = knob.rebinds_block_device();
             if rebinds {
                 target.close();
@@ -133,14 +134,13 @@ pub fn put_in_place(
             };
             both(applied, reopened)?;
         }
-        guard
-            .knob(&name)
-            .expect("name from the guard")
-            .verify(&want)
-            .with_context(|| {
-                format!("verifying {name} = {want} (mislabelled data is worse than none: stopping)")
-            })?;
-        verified.push(format!("{name}={want}"));
+        knob.verify(&want).with_context(|| {
+            format!("verifying {name} = {want} (mislabelled data is worse than none: stopping)")
+        })?;
+        verified.push(Setting {
+            knob: name,
+            value: want,
+        });
     }
     Ok(verified)
 }
@@ -148,6 +148,54 @@ pub fn put_in_place(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::knob::attribute::AttributeKnob;
+
+    /// A sysfs-like file knob `name` holding `value`.
+    fn file_knob(dir: &std::path::Path, name: &str, value: &str) -> AttributeKnob {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("{value}\n")).unwrap();
+        AttributeKnob::new(name, &path, Vec::new())
+    }
+
+    fn content(dir: &std::path::Path, name: &str) -> String {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    #[test]
+    fn the_settings_are_put_in_place_and_the_rest_goes_back_to_its_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = dir.path().join("disk");
+        std::fs::write(&disk, vec![0u8; 1 << 16]).unwrap();
+        let mut target = TargetSlot::new(
+            crate::workload::Target::open(&disk, false).unwrap(),
+            crate::workload::CardCache::default(),
+        );
+        let a = file_knob(dir.path(), "a", "1");
+        let b = file_knob(dir.path(), "b", "x");
+        let mut wants_a = Settings::default();
+        wants_a.set(Setting {
+            knob: "a".into(),
+            value: a.normalize(" 2 ").unwrap(),
+        });
+        let mut guard = KnobGuard::new(vec![Box::new(a), Box::new(b)], Box::new(|_| ()));
+        guard.snapshot_all().unwrap();
+
+        let verified = put_in_place(&mut guard, &wants_a, &mut target).unwrap();
+        assert_eq!(verified.to_string(), "a=2 b=x");
+        assert_eq!(content(dir.path(), "a"), "2");
+
+        // Something else changed b: a config that leaves both out puts both back.
+        std::fs::write(dir.path().join("b"), "y\n").unwrap();
+        let verified = put_in_place(&mut guard, &Settings::default(), &mut target).unwrap();
+        assert_eq!(verified.to_string(), "a=1 b=x");
+        assert_eq!(
+            (content(dir.path(), "a"), content(dir.path(), "b")),
+            ("1".into(), "x".into())
+        );
+    }
 
     #[test]
     fn a_failed_reopen_does_not_hide_the_failed_apply() {

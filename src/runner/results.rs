@@ -47,7 +47,7 @@ impl Recording {
                         !meta
                             .knob_originals
                             .as_ref()
-                            .is_some_and(|m| m.contains_key(n))
+                            .is_some_and(|m| m.contains_key(n.as_str()))
                     })
                     .collect();
                 if !missing.is_empty() {
@@ -189,7 +189,12 @@ pub fn new_meta(session: &Session) -> Meta {
             .iter()
             .map(|c| ConfigMeta {
                 name: c.name.clone(),
-                knobs: c.knob_values().unwrap_or_default(),
+                knobs: c
+                    .knob_values()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(name, value)| (name.into(), value))
+                    .collect(),
                 ..Default::default()
             })
             .collect(),

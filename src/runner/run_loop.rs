@@ -19,14 +19,13 @@ use super::signals::Interrupts;
 use super::{Done, Mode, Results, RunOptions};
 use crate::evidence::Collector;
 use crate::knob::guard::{GuardReport, KnobGuard, KnobsNotRestored};
-use crate::knob::Knob;
+use crate::knob::{Knob, Settings};
 use crate::plan::matrix::Slot;
 use crate::plan::workload::WorkloadSpec;
 use crate::workload::target::Writes;
 use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, IoFailure, Target};
 use crate::workload::{CardCache, WorkloadResult};
 use anyhow::{Context, Result};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Prepare the session's runs, run them, restore the knobs.
@@ -92,7 +91,7 @@ pub(super) fn run(
 struct Prepared {
     observer: Observer,
     knobs: Vec<Box<dyn Knob>>,
-    wanted: Vec<BTreeMap<String, String>>,
+    wanted: Vec<Settings>,
     target: Target,
     /// What the ioctl engine found out about the target's card while checking.
     card: CardCache,
@@ -165,7 +164,7 @@ struct Loop<'a> {
     target: TargetSlot,
     engine: &'a EngineOptions,
     /// Knob values per config.
-    wanted: &'a [BTreeMap<String, String>],
+    wanted: &'a [Settings],
     evidence: &'a Collector,
     recording: Option<Recording>,
     events: &'a dyn Events,

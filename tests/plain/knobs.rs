@@ -204,7 +204,7 @@ fn packing_on_a_vendor_kernel_layout_switches_verifies_and_restores() {
         .contains("Packed 2 reqs - 14 times"));
     let value = knob.normalize("4").unwrap();
     knob.apply(&value).unwrap();
-    knob.verify("4").unwrap();
+    knob.verify(&value).unwrap();
     assert_eq!(std::fs::read_to_string(&attribute).unwrap().trim(), "4");
 
     knob.restore().unwrap();
