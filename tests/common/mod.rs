@@ -16,6 +16,7 @@ pub mod charts;
 pub mod cli;
 pub mod engine;
 pub mod fidelity;
+pub mod golden;
 pub mod lava;
 pub mod loop_device;
 pub mod old_results;
