@@ -25,3 +25,4 @@ pub mod runner;
 pub mod scenario;
 pub mod stamp;
 pub mod testbed;
+pub mod tool;
