@@ -26,3 +26,4 @@ pub mod scenario;
 pub mod stamp;
 pub mod testbed;
 pub mod tool;
+pub mod watch;
