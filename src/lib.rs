@@ -35,3 +35,8 @@ pub mod workload;
 #[cfg(test)]
 #[path = "../tests/common/loop_device.rs"]
 pub(crate) mod test_loop_device;
+
+/// The end-to-end tests' check for a program a test needs (skipped loudly, failing in CI).
+#[cfg(test)]
+#[path = "../tests/common/tool.rs"]
+pub(crate) mod test_tool;

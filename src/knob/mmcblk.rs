@@ -302,17 +302,16 @@ mod tests {
         let node = device.dev.clone();
         let dev = std::fs::metadata(&node).unwrap().rdev();
         // This process holding it does not count: the runner closes its own handle. A new
-        // loop device is probed by udev's workers for a moment (they open it): wait for
-        // them to let go, up to 5 s.
-        let own = std::fs::File::open(&node).unwrap();
-        let mut others = open_by_others(&BTreeSet::from([dev]));
-        for _ in 0..50 {
-            if others.is_empty() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-            others = open_by_others(&BTreeSet::from([dev]));
+        // loop device is probed by udev's workers for a moment (they open it): wait until
+        // udev has handled its events (without udev installed, nothing probes it).
+        if crate::test_tool::installed("udevadm") {
+            let settled = std::process::Command::new("udevadm")
+                .args(["settle", "--timeout=120"])
+                .status();
+            eprintln!("udevadm settle: {settled:?}");
         }
+        let own = std::fs::File::open(&node).unwrap();
+        let others = open_by_others(&BTreeSet::from([dev]));
         assert!(others.is_empty(), "{others:?}");
         let mut child = std::process::Command::new("sleep")
             .arg("30")

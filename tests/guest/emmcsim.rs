@@ -664,10 +664,10 @@ fn sim_card_parameters_are_refused_in_one_line() {
         lines[0].starts_with("testbed/run: error: ") && lines[0].contains("'no_such_param'"),
         "the line does not name no_such_param: {err}"
     );
-    assert!(
-        took < Duration::from_secs(5),
-        "the unknown parameter took {took:?} to refuse: it must not boot"
-    );
+    // It did not boot: the refusal is testbed/run's first error, and past it the run
+    // would stop at the missing mmcab (MMCAB_TESTBED_MMCAB), before any boot, with
+    // another line. (How long the refusal took is printed above, not bounded: a loaded
+    // machine is slow without being wrong.)
 
     let run = timed(
         "Linux 7.x, sim,max_packed_writes=300, icount off (refused by the module)",

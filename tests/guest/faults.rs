@@ -1,7 +1,8 @@
 //! Faults on the real block stack, in the emulated-eMMC guest (testbed/run, Linux 7.x):
 //! what `mmcab run` does when things break part way through a plan. Each scenario is a
 //! plan of several runs with knobs, and the fault is injected after a given number of
-//! runs (a background watcher of runs.csv, tests/fixtures/faults/lib.sh):
+//! runs (once mmcab says that run is done, read from its stderr as it comes:
+//! tests/fixtures/faults/lib.sh):
 //!
 //! - eio: writes start failing with EIO (dm-flakey `error_writes`, loaded by a table
 //!   reload): one error line naming device, offset, operation and errno, exit status 4,

@@ -243,9 +243,14 @@ mmcab run cache.toml --device /dev/mmcblk0 --out /out/cache 2> /out/cache.err
 echo $? > /out/cache.status
 mmcab info --raw /dev/mmcblk0 | sed -n 3p > /out/ext_csd-32-after
 cat {CAPS} > /out/caps-before
-mmcab run term.toml --device /dev/mmcblk0 --out /out/term 2> /out/term.err & pid=$!
-until [ \"$(grep -c ',all,' /out/term/runs.csv 2>/dev/null)\" -ge 2 ]; do sleep 0.5; done
-kill -TERM $pid; wait $pid; echo $? > /out/term.status
+mkfifo /tmp/term.err
+mmcab run term.toml --device /dev/mmcblk0 --out /out/term 2> /tmp/term.err & pid=$!
+# SIGTERM once mmcab says run 2 is done (it says so once the run is in runs.csv).
+while IFS= read -r line; do
+    echo \"$line\" >> /out/term.err
+    case $line in \"run 2/\"*) kill -TERM $pid ;; esac
+done < /tmp/term.err
+wait $pid; echo $? > /out/term.status
 cp /out/term/runs.csv /out/runs-after-term.csv
 cat {CAPS} > /out/caps-after; cat {IOS} > /out/ios-after
 mmcab run --resume /out/term 2> /out/resume.err; echo $? > /out/resume.status

@@ -54,6 +54,8 @@ orig=$(cat $D/caps)
 # cycle DIR: suspend the card (runtime PM) and wake it, so it re-inits with the caps
 cycle() {
     echo auto > $P/control
+    # runtime_status has no event to wait on (the PM core does not sysfs_notify it): poll
+    # it, as mmcab's knobs do, up to 15 s.
     i=0
     until [ "$(cat $P/runtime_status)" = suspended ] || [ $i -ge 150 ]; do sleep 0.1; i=$((i + 1)); done
     cat $P/runtime_status > $S/$1_suspended
@@ -442,6 +444,8 @@ fn timeout_stops_the_guest_and_kills_qemu() {
         .set_len(64 << 20)
         .unwrap();
     let started = Instant::now();
+    // The guest's command hangs (a sleep far longer than the timeout: the thing under
+    // test); testbed/run's timeout must end it, within a margin for QEMU to go.
     let run = Guest::new("timeout")
         .image(&image)
         .timeout(Duration::from_secs(6))

@@ -9,12 +9,13 @@
 
 use crate::common::loop_device;
 use crate::common::runner::plan;
+use crate::common::watch::{Gate, Watched};
 use loop_device::LoopDevice;
 use mmcab::record::{Meta, RunRow, GROUP_JOB};
 use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
 
@@ -92,71 +93,55 @@ fn a_full_run_records_every_run_and_restores_knobs() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("mean_mb_per_s"));
 }
 
-/// Start a run, wait until `finished` runs are in runs.csv, send `signals`, wait for exit.
-fn interrupt(
-    plan: &Path,
-    dev: &LoopDevice,
-    out_dir: &Path,
-    finished: usize,
-    signals: &[nix::sys::signal::Signal],
-) -> i32 {
+/// Start a run, wait until `finished` runs are in runs.csv, send SIGTERM, wait for exit.
+fn interrupt(plan: &Path, dev: &LoopDevice, out_dir: &Path, finished: usize) -> i32 {
     let child = start_and_wait(plan, dev, out_dir, finished);
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    for signal in signals {
-        nix::sys::signal::kill(pid, *signal).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    child.signal(nix::sys::signal::Signal::SIGTERM);
+    let (status, stderr) = child.finish();
     assert!(stderr.contains("--resume"), "{stderr}");
-    out.status
-        .code()
-        .expect("mmcab handled the signal and exited")
+    status.code().expect("mmcab handled the signal and exited")
 }
 
-/// Start a run and return once `finished` runs are in runs.csv.
-fn start_and_wait(
-    plan: &Path,
-    dev: &LoopDevice,
-    out_dir: &Path,
-    finished: usize,
-) -> std::process::Child {
-    let mut child = Command::new(MMCAB)
-        .arg("run")
-        .arg(plan)
-        .arg("--device")
-        .arg(&dev.dev)
-        .arg("--out")
-        .arg(out_dir)
-        .args(["--scale-down", "2"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        let done = std::fs::read_to_string(out_dir.join("runs.csv"))
-            .map(|t| t.lines().filter(|l| l.contains(",all,")).count())
-            .unwrap_or(0);
-        if done >= finished {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "runs did not start"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "mmcab exited before the signal"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Start a run and return once `finished` runs are in runs.csv: mmcab says `run N/...`
+/// once run N is recorded there.
+fn start_and_wait(plan: &Path, dev: &LoopDevice, out_dir: &Path, finished: usize) -> Watched {
+    let mut child = Watched::spawn(
+        Command::new(MMCAB)
+            .arg("run")
+            .arg(plan)
+            .arg("--device")
+            .arg(&dev.dev)
+            .arg("--out")
+            .arg(out_dir)
+            .args(["--scale-down", "2"])
+            .stdout(Stdio::null()),
+    );
+    let done = format!("run {finished}/");
+    child.wait_for(&format!("run {finished} done"), |l| l.starts_with(&done));
     child
 }
 
-/// A run killed with its knobs applied (SIGKILL: no restore) and then resumed: the
-/// resume restores the values from before the first start, which meta.json recorded,
-/// not the ones the killed run left, and keeps the first start's restore.sh.
+/// [`plan`] with the marker knob's `apply` (and a `restore`) as given: `{value}` is the
+/// value, `{m}` the marker file.
+fn plan_with(dir: &Path, marker: &Path, repetitions: u32, apply: &str, restore: &str) -> PathBuf {
+    let path = plan(dir, marker, repetitions, "300ms");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let m = marker.display().to_string();
+    let was = format!("apply = \"echo {{value}} > {m}\"\n");
+    assert!(text.contains(&was), "{text}");
+    let now = format!(
+        "apply = \"{}\"\nrestore = \"{}\"\n",
+        apply.replace("{m}", &m),
+        restore.replace("{m}", &m)
+    );
+    std::fs::write(&path, text.replace(&was, &now)).unwrap();
+    path
+}
+
+/// A run killed while it applies config B's knobs (SIGKILL, from the marker knob's apply
+/// command: no restore) and then resumed: the resume restores the values from before the
+/// first start, which meta.json recorded, not the ones the killed run left, and keeps the
+/// first start's restore.sh.
 #[test]
 #[ignore = "needs root: loop devices"]
 fn resume_after_sigkill_restores_the_knobs_as_they_were_before_the_first_start() {
@@ -165,21 +150,36 @@ fn resume_after_sigkill_restores_the_knobs_as_they_were_before_the_first_start()
     let marker = dir.path().join("marker");
     std::fs::write(&marker, "orig\n").unwrap();
     let before = read_ahead(&dev);
-    let plan = plan(dir.path(), &marker, 4, "300ms");
+    // Run 2 is config B's (interleaved): the marker knob's apply of b kills mmcab once,
+    // with b written (`armed` is gone after that, so the resume runs on).
+    let armed = dir.path().join("armed");
+    std::fs::write(&armed, "").unwrap();
+    let apply = format!(
+        "echo {{value}} > {{m}}; if [ {{value}} = b ] && rm {} 2>/dev/null; then kill -KILL $PPID; fi",
+        armed.display()
+    );
+    let plan = plan_with(dir.path(), &marker, 4, &apply, "echo {value} > {m}");
     let out_dir = dir.path().join("res");
-    let mut child = start_and_wait(&plan, &dev, &out_dir, 1);
-    // Run 2 is config B's (interleaved): kill once both its knobs are in.
-    let start = Instant::now();
-    while std::fs::read_to_string(&marker).unwrap().trim() != "b" || read_ahead(&dev) != "512" {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "config B never applied"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_eq!(read_ahead(&dev), "512", "killed with config B applied");
+    let killed = Watched::spawn(
+        Command::new(MMCAB)
+            .arg("run")
+            .arg(&plan)
+            .arg("--device")
+            .arg(&dev.dev)
+            .arg("--out")
+            .arg(&out_dir)
+            .args(["--scale-down", "2"])
+            .stdout(Stdio::null()),
+    );
+    let (status, stderr) = killed.finish();
+    assert_eq!(status.signal(), Some(9), "killed by its knob: {stderr}");
+    assert!(!armed.exists());
+    assert_eq!(group_runs(&out_dir).len(), 1, "killed in run 2's knobs");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "b");
+    // read-ahead is A's (run 1) or already B's, as the knobs' order has it: not as before.
+    let left = read_ahead(&dev);
+    assert!(left == "256" || left == "512", "{left}");
+    assert_ne!(left, before, "the killed run left read-ahead changed");
     let restore_sh = std::fs::read_to_string(out_dir.join("restore.sh")).unwrap();
     let meta: Meta =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("meta.json")).unwrap()).unwrap();
@@ -223,13 +223,7 @@ fn sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix() {
     let before = read_ahead(&dev);
     let plan = plan(dir.path(), &marker, 4, "300ms");
     let out_dir = dir.path().join("res");
-    let code = interrupt(
-        &plan,
-        &dev,
-        &out_dir,
-        2,
-        &[nix::sys::signal::Signal::SIGTERM],
-    );
+    let code = interrupt(&plan, &dev, &out_dir, 2);
     assert_eq!(code, 128 + 15);
     assert_eq!(
         read_ahead(&dev),
@@ -293,13 +287,7 @@ fn resume_refuses_another_device_or_kernel() {
     std::fs::write(&marker, "orig\n").unwrap();
     let plan = plan(dir.path(), &marker, 2, "300ms");
     let out_dir = dir.path().join("res");
-    let code = interrupt(
-        &plan,
-        &dev,
-        &out_dir,
-        1,
-        &[nix::sys::signal::Signal::SIGTERM],
-    );
+    let code = interrupt(&plan, &dev, &out_dir, 1);
     assert_eq!(code, 128 + 15);
     let meta_path = out_dir.join("meta.json");
     let recorded = std::fs::read_to_string(&meta_path).unwrap();
@@ -367,13 +355,7 @@ fn resume_dry_run_leaves_the_results_directory_as_it_is() {
     std::fs::write(&marker, "orig\n").unwrap();
     let plan = plan(dir.path(), &marker, 2, "300ms");
     let out_dir = dir.path().join("res");
-    let code = interrupt(
-        &plan,
-        &dev,
-        &out_dir,
-        1,
-        &[nix::sys::signal::Signal::SIGTERM],
-    );
+    let code = interrupt(&plan, &dev, &out_dir, 1);
     assert_eq!(code, 128 + 15);
     let done = group_runs(&out_dir).len();
     let mut runs_csv = std::fs::OpenOptions::new()
@@ -412,6 +394,9 @@ fn resume_dry_run_leaves_the_results_directory_as_it_is() {
     assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
 }
 
+/// Ctrl-C pressed three times: the second and third are reported and the restore still
+/// runs whole. The marker knob's restore waits on a FIFO the test opens only once mmcab
+/// has reported all three, so they all arrive before the restore is done.
 #[test]
 #[ignore = "needs root: loop devices"]
 fn a_second_ctrl_c_does_not_skip_restore() {
@@ -421,15 +406,30 @@ fn a_second_ctrl_c_does_not_skip_restore() {
     let marker = dir.path().join("marker");
     std::fs::write(&marker, "orig\n").unwrap();
     let before = read_ahead(&dev);
-    let plan = plan(dir.path(), &marker, 4, "300ms");
-    let code = interrupt(
-        &plan,
-        &dev,
-        &dir.path().join("res"),
-        1,
-        &[SIGINT, SIGINT, SIGINT],
+    let mut gate = Gate::new(dir.path());
+    let restore = format!("read go < {}; echo {{value}} > {{m}}", gate.path.display());
+    let plan = plan_with(dir.path(), &marker, 4, "echo {value} > {m}", &restore);
+    let mut child = start_and_wait(&plan, &dev, &dir.path().join("res"), 1);
+    child.signal(SIGINT);
+    child.wait_for("the first SIGINT", |l| {
+        l.starts_with("mmcab: got SIGINT (Ctrl-C): ")
+    });
+    for _ in 0..2 {
+        child.signal(SIGINT);
+        child.wait_for("another SIGINT", |l| {
+            l.starts_with("mmcab: got SIGINT (Ctrl-C) again: ")
+        });
+    }
+    // The restore goes on (had it been skipped, mmcab would exit without it: the marker
+    // shows that).
+    gate.open();
+    let (status, stderr) = child.finish();
+    assert_eq!(status.code(), Some(128 + 2), "{stderr}");
+    assert_eq!(
+        stderr.matches("got SIGINT (Ctrl-C) again").count(),
+        2,
+        "{stderr}"
     );
-    assert_eq!(code, 128 + 2);
     assert_eq!(read_ahead(&dev), before);
     assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "orig");
 }

@@ -7,11 +7,13 @@
 //! milliseconds: the same values as fio reads them, `kb_base=1024`), and the job file's
 //! comments on what fio cannot do are in the report's note naming the job's workload. fio accepts each exported job file
 //! and a job file of the report's words (`fio --parse-only`, with `TARGET` set for the
-//! export's `filename=${TARGET}`); without fio installed that part is skipped, saying so.
+//! export's `filename=${TARGET}`); without fio installed that part is skipped, saying
+//! SKIPPED (in CI a missing fio fails: tests/common/tool.rs).
 //!
 //! iozone jobs (`rw = "iozone"`) are shown as iozone's command line and exported as
 //! one fio job per pass: they are only checked to be there.
 
+use crate::common::tool;
 use mmcab::export::fio::{job_file, FioOptions};
 use mmcab::plan::spec::Plan;
 use mmcab::report::load::what_ran::{job_words, plan_lines};
@@ -163,47 +165,36 @@ fn check_plan(from: &str, text: &str, scale: u32) -> (String, String) {
     (exported, words_file)
 }
 
-/// `fio --parse-only FILE` with TARGET set; None when fio is not installed.
-fn fio_parses(dir: &Path, name: &str, text: &str) -> Option<Result<(), String>> {
+/// `fio --parse-only FILE` with TARGET set.
+fn fio_parses(dir: &Path, name: &str, text: &str) -> Result<(), String> {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write job file");
-    let out = match Command::new("fio")
+    let out = Command::new("fio")
         .arg("--parse-only")
         .arg(&path)
         .env("TARGET", dir.join("target"))
         .output()
-    {
-        Ok(out) => out,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => panic!("fio: {e}"),
-    };
+        .unwrap_or_else(|e| panic!("fio: {e}"));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    Some(if out.status.success() && stderr.trim().is_empty() {
+    if out.status.success() && stderr.trim().is_empty() {
         Ok(())
     } else {
         Err(format!("{}: {stderr}\n{text}", out.status))
-    })
+    }
 }
 
 #[test]
 fn the_report_shows_the_options_the_fio_export_writes_and_fio_reads_both() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut fio_missing = false;
+    let fio = tool::need("fio", "apt-get install fio");
     for (i, (from, text, scale)) in plans().into_iter().enumerate() {
         let (exported, words) = check_plan(&from, &text, scale);
-        if fio_missing {
+        if !fio {
             continue;
         }
         for (kind, file) in [("export", &exported), ("report-words", &words)] {
-            match fio_parses(tmp.path(), &format!("{i}-{kind}.fio"), file) {
-                None => fio_missing = true,
-                Some(parsed) => {
-                    parsed.unwrap_or_else(|e| panic!("{from}: fio refuses the {kind}: {e}"))
-                }
-            }
+            fio_parses(tmp.path(), &format!("{i}-{kind}.fio"), file)
+                .unwrap_or_else(|e| panic!("{from}: fio refuses the {kind}: {e}"));
         }
-    }
-    if fio_missing {
-        eprintln!("fio is not installed: job files not given to `fio --parse-only`");
     }
 }

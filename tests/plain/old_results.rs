@@ -7,7 +7,8 @@
 //! tests/fixtures/results-v0.1-emmc.expected/ (how both were made:
 //! tests/fixtures/results-v0.1-emmc.README.md). The directories are never regenerated;
 //! `UPDATE_GOLDEN=1 cargo test --test plain old_results::` rewrites the expected outputs
-//! after an intended change of the report (review the diff and say why in the commit).
+//! that differ after an intended change of the report, and fails naming them (review the
+//! diff, say why in the commit, run again without it).
 //!
 //! In the guest, `mmcab info` prints what 0.1.0 printed there
 //! (tests/fixtures/qemu-emmc/info-v0.1-*), and a directory recorded now compares with
@@ -18,6 +19,7 @@
 
 use crate::common::cli;
 use crate::common::cli::mmcab_paths as mmcab;
+use crate::common::golden::Goldens;
 use crate::common::old_results::{copy_files, copy_fixture, fixtures, read};
 use cli::ok;
 use std::path::{Path, PathBuf};
@@ -26,35 +28,29 @@ fn expected(name: &str) -> PathBuf {
     fixtures().join("results-v0.1-emmc.expected").join(name)
 }
 
-/// `actual` equals the golden file `name` (or replaces it with UPDATE_GOLDEN=1).
-fn golden(name: &str, actual: &str) {
-    let path = expected(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).expect("write golden");
-        return;
-    }
-    let want = read(&path);
-    assert!(
-        want == actual,
-        "output differs from what mmcab 0.1.0 gave ({}; UPDATE_GOLDEN=1 to accept an \
-         intended change):\n--- expected\n{want}\n--- actual\n{actual}",
-        path.display()
-    );
+/// The golden files of mmcab 0.1.0's outputs.
+fn goldens() -> Goldens {
+    Goldens::new(
+        "the output mmcab 0.1.0 gave (tests/fixtures/results-v0.1-emmc.README.md lists the \
+         deliberate changes)",
+    )
 }
 
 #[test]
 fn report_of_a_v0_1_results_dir_is_unchanged() {
     let tmp = tempfile::tempdir().expect("tempdir");
+    let mut goldens = goldens();
     for boot in ["boot1", "boot2"] {
         let dir = copy_fixture(tmp.path(), boot);
         let text = ok(mmcab(&[Path::new("report"), &dir]));
-        golden(&format!("report-{boot}.txt"), &text);
+        goldens.text(&expected(&format!("report-{boot}.txt")), &text);
         assert_eq!(read(&dir.join("report/report.txt")), text, "{boot}");
-        golden(
-            &format!("summary-{boot}.csv"),
+        goldens.text(
+            &expected(&format!("summary-{boot}.csv")),
             &read(&dir.join("report/summary.csv")),
         );
     }
+    goldens.finish();
 }
 
 #[test]
@@ -63,13 +59,15 @@ fn compare_of_two_v0_1_results_dirs_is_unchanged() {
     let a = copy_fixture(tmp.path(), "boot1");
     let b = copy_fixture(tmp.path(), "boot2");
     let text = ok(mmcab(&[Path::new("compare"), &a, &b]));
-    golden("compare-boot1-vs-boot2.txt", &text);
+    let mut goldens = goldens();
+    goldens.text(&expected("compare-boot1-vs-boot2.txt"), &text);
     let out = a.join("report/compare-boot1-vs-boot2");
     assert_eq!(read(&out.join("report.txt")), text);
-    golden(
-        "compare-boot1-vs-boot2-summary.csv",
+    goldens.text(
+        &expected("compare-boot1-vs-boot2-summary.csv"),
         &read(&out.join("summary.csv")),
     );
+    goldens.finish();
 }
 
 /// The device recorded by 0.1.0 (`meta.json` `device` = `info --json`) is still what

@@ -12,6 +12,7 @@
 
 use crate::common::charts;
 use crate::common::cli;
+use crate::common::golden::{read_dir, Goldens};
 
 use cli::{assert_mail_text, mmcab, ok, root};
 use std::process::Output;
@@ -56,24 +57,11 @@ fn the_published_beaglebone_output_reports_as_the_post_concludes() {
     );
     let out = tmp.path().join("beaglebone-2013-flashbench");
     let committed = root().join("results/reference/beaglebone-2013-flashbench");
+    let mut goldens = Goldens::new("the report of the published output");
     for kind in ["align", "open-au"] {
-        let report = std::fs::read_to_string(out.join(kind).join("report.txt")).unwrap();
-        let golden = committed.join(kind).join("report.txt");
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
-            for entry in std::fs::read_dir(out.join(kind)).unwrap() {
-                let p = entry.unwrap().path();
-                std::fs::copy(&p, golden.with_file_name(p.file_name().unwrap())).unwrap();
-            }
-        } else {
-            assert_eq!(
-                std::fs::read_to_string(&golden).unwrap(),
-                report,
-                "{} (UPDATE_GOLDEN=1 to accept)",
-                golden.display()
-            );
-        }
+        goldens.dir(&committed.join(kind), &read_dir(&out.join(kind)));
     }
+    goldens.finish();
     charts::check_png(&out.join("align/align-diff.png"));
     charts::check_png(&out.join("open-au/open-au.png"));
 }

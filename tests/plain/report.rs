@@ -4,18 +4,16 @@
 //!
 //! Golden files: `UPDATE_GOLDEN=1 cargo test --test plain report::` rewrites
 //! tests/fixtures/results-loop.expected.txt and results/reference/<name>/ (text
-//! and charts) from the current code; review the diff before committing.
+//! and charts) where the current code writes them otherwise, and fails naming them
+//! (tests/common/golden.rs); review the diff before committing, then run again without it.
 
 use crate::common::charts;
 use crate::common::cli;
+use crate::common::golden::{read_dir, Goldens};
 
 use charts::check_png;
 use cli::{assert_mail_text, mmcab, root};
 use std::path::{Path, PathBuf};
-
-fn updating() -> bool {
-    std::env::var_os("UPDATE_GOLDEN").is_some()
-}
 
 /// A writable copy of a results dir fixture.
 fn copy_dir(from: &Path, to: &Path) {
@@ -34,20 +32,6 @@ fn fixture_copy(tmp: &Path, name: &str) -> PathBuf {
     dir
 }
 
-fn golden(path: &Path, actual: &str) {
-    if updating() {
-        std::fs::write(path, actual).expect("write golden");
-        return;
-    }
-    let expected = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}; create it with UPDATE_GOLDEN=1", path.display()));
-    assert!(
-        expected == actual,
-        "mail text differs from {} (UPDATE_GOLDEN=1 to accept):\n--- expected\n{expected}\n--- actual\n{actual}",
-        path.display()
-    );
-}
-
 #[test]
 fn report_mail_text_is_pinned_and_fits_a_mail() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -60,10 +44,12 @@ fn report_mail_text_is_pinned_and_fits_a_mail() {
     );
     let text = String::from_utf8(out.stdout).expect("utf-8");
     assert_mail_text(&text);
-    golden(
+    let mut goldens = Goldens::new("the mail text");
+    goldens.text(
         &root().join("tests/fixtures/results-loop.expected.txt"),
         &text,
     );
+    goldens.finish();
     // The same text is written to the report dir, next to the other outputs.
     let report = dir.join("report");
     assert_eq!(
@@ -285,7 +271,8 @@ fn every_chart_kind_renders_png_and_svg() {
     }
 }
 
-/// results/reference/<name>.csv -> results/reference/<name>/ (text + charts).
+/// results/reference/<name>.csv -> results/reference/<name>/ (text + charts): every file
+/// of the committed directory is what the current code writes.
 #[test]
 fn reference_reports_reproduce_the_published_tables() {
     let dir = root().join("results/reference");
@@ -297,6 +284,7 @@ fn reference_reports_reproduce_the_published_tables() {
     csvs.sort();
     assert_eq!(csvs.len(), 3, "one CSV per seed post");
     let tmp = tempfile::tempdir().expect("tempdir");
+    let mut goldens = Goldens::new("the reference reports");
     for csv in csvs {
         let stem = csv
             .file_stem()
@@ -304,15 +292,10 @@ fn reference_reports_reproduce_the_published_tables() {
             .to_string_lossy()
             .into_owned();
         let committed = dir.join(&stem);
-        // Report a copy in a scratch dir (the committed one is only rewritten when
-        // updating), then compare its text with the committed report.txt.
-        let source = if updating() {
-            csv.clone()
-        } else {
-            let copy = tmp.path().join(csv.file_name().expect("name"));
-            std::fs::copy(&csv, &copy).expect("copy csv");
-            copy
-        };
+        // Report a copy in a scratch dir, then compare what it wrote with the committed
+        // directory (rewritten, and failing, with UPDATE_GOLDEN).
+        let source = tmp.path().join(csv.file_name().expect("name"));
+        std::fs::copy(&csv, &source).expect("copy csv");
         let out = mmcab(&["report", source.to_str().expect("utf-8")]);
         assert!(
             out.status.success(),
@@ -325,7 +308,6 @@ fn reference_reports_reproduce_the_published_tables() {
             !text.contains("p ="),
             "published values get no p-value:\n{text}"
         );
-        golden(&committed.join("report.txt"), &text);
         let out_dir = source.with_extension("");
         assert_eq!(
             std::fs::read_to_string(out_dir.join("report.txt")).expect("report.txt"),
@@ -340,7 +322,9 @@ fn reference_reports_reproduce_the_published_tables() {
         for png in pngs {
             check_png(&png);
         }
+        goldens.dir(&committed, &read_dir(&out_dir));
     }
+    goldens.finish();
 }
 
 /// The loop fixture with `configs` configs: the first one only, both, or a third one

@@ -4,6 +4,7 @@
 //! chart; a directory without evidence gets none of it.
 
 use crate::common::cli::mmcab_paths as mmcab;
+use crate::common::golden::Goldens;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -45,16 +46,12 @@ fn evidence_is_next_to_the_numbers_in_every_output() {
             i + 1
         );
     }
-    let golden = root().join("tests/fixtures/results-emmc-cmd23.expected.txt");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&golden, &text).expect("write golden");
-    }
-    let want = std::fs::read_to_string(&golden).expect("golden (UPDATE_GOLDEN=1 makes it)");
-    assert!(
-        want == text,
-        "mail text differs from {} (UPDATE_GOLDEN=1 to accept):\n--- expected\n{want}\n--- actual\n{text}",
-        golden.display()
+    let mut goldens = Goldens::new("the mail text with evidence");
+    goldens.text(
+        &root().join("tests/fixtures/results-emmc-cmd23.expected.txt"),
+        &text,
     );
+    goldens.finish();
     // Every headline block: its numbers, then one evidence line per config.
     for block in text
         .split("\n\n")

@@ -22,12 +22,14 @@
 //! x86-64 host build draws them (floating point is not promised to match on other
 //! architectures).
 //!
-//! `UPDATE_GOLDEN=1 cargo test --test plain report_pins::` rewrites the pins from the
-//! current code (review the diff and say why in the commit). A failing case leaves what it got
-//! under target/tmp/report-pins/<case>/ for a diff against the pins.
+//! `UPDATE_GOLDEN=1 cargo test --test plain report_pins::` rewrites the pins that differ
+//! from what the current code writes, and fails naming them (tests/common/golden.rs); review
+//! the diff, say why in the commit, and run again without it. A failing case leaves what
+//! it got under target/tmp/report-pins/<case>/ for a diff against the pins.
 
 use crate::common::cli;
 use crate::common::cli::mmcab_code_bytes as mmcab;
+use crate::common::golden::{updating, Goldens};
 
 use cli::root;
 use sha2::{Digest, Sha256};
@@ -57,10 +59,6 @@ const FORMS: [(&str, &[&str]); 3] = [
 const GATE: (&str, &[&str]) = ("stdout-gate.txt", &["--fail-if", "slower"]);
 
 const TMP: &str = "$TMP";
-
-fn updating() -> bool {
-    std::env::var_os("UPDATE_GOLDEN").is_some()
-}
 
 fn fixtures() -> PathBuf {
     root().join("tests/fixtures")
@@ -187,82 +185,28 @@ fn outputs(case: &Case) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
-/// The pinned files of `pin`, by name.
-fn pinned(pin: &str) -> BTreeMap<String, Vec<u8>> {
-    let dir = pins().join(pin);
-    let mut files = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return files;
-    };
-    for entry in entries {
-        let entry = entry.expect("entry");
-        let name = entry.file_name().to_string_lossy().into_owned();
-        files.insert(name, std::fs::read(entry.path()).expect("read pin"));
-    }
-    files
-}
-
-fn write_all(dir: &Path, files: &BTreeMap<String, Vec<u8>>) {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).expect("remove old pins");
-    }
-    std::fs::create_dir_all(dir).expect("mkdir pins");
-    for (name, bytes) in files {
-        std::fs::write(dir.join(name), bytes).expect("write pin");
-    }
-}
-
-/// The first line where two texts differ, for the failure message.
-fn first_difference(want: &[u8], got: &[u8]) -> String {
-    let (want, got) = (String::from_utf8_lossy(want), String::from_utf8_lossy(got));
-    let mut lines = want.lines().zip(got.lines()).enumerate();
-    match lines.find(|(_, (w, g))| w != g) {
-        Some((i, (w, g))) => format!("line {}:\n    pinned: {w}\n    now:    {g}", i + 1),
-        None => format!(
-            "the end: {} lines ({} bytes) pinned, {} lines ({} bytes) now",
-            want.lines().count(),
-            want.len(),
-            got.lines().count(),
-            got.len()
-        ),
-    }
-}
-
-/// Runs `case` and compares every output with its pin (or rewrites the pins).
+/// Runs `case` and compares every output with its pin (with `UPDATE_GOLDEN`: rewrites
+/// the pins that differ, and fails naming them).
 fn check(case: &Case) {
     let got = outputs(case);
-    if updating() {
-        write_all(&pins().join(case.pin), &got);
-        return;
-    }
-    let want = pinned(case.pin);
-    let mut problems = Vec::new();
-    for name in want.keys().filter(|n| !got.contains_key(*n)) {
-        problems.push(format!("{name}: pinned, no longer written"));
-    }
-    for (name, bytes) in &got {
-        match want.get(name) {
-            None => problems.push(format!("{name}: written, not pinned")),
-            Some(w) if w != bytes => {
-                problems.push(format!("{name}: differs at {}", first_difference(w, bytes)))
-            }
-            Some(_) => {}
+    let kept = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("report-pins")
+        .join(case.pin);
+    let what = match updating() {
+        true => format!("case {}", case.pin),
+        false => format!("case {} (what it writes now: {})", case.pin, kept.display()),
+    };
+    let mut goldens = Goldens::new(&what);
+    if !goldens.dir(&pins().join(case.pin), &got).is_empty() && !updating() {
+        if kept.exists() {
+            std::fs::remove_dir_all(&kept).expect("remove old outputs");
+        }
+        std::fs::create_dir_all(&kept).expect("mkdir");
+        for (name, bytes) in &got {
+            std::fs::write(kept.join(name), bytes).expect("write output");
         }
     }
-    if !problems.is_empty() {
-        let kept = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join("report-pins")
-            .join(case.pin);
-        write_all(&kept, &got);
-        panic!(
-            "{}: outputs differ from tests/fixtures/pins/{} (what they are now: {}; \
-             UPDATE_GOLDEN=1 to accept an intended change):\n{}",
-            case.pin,
-            case.pin,
-            kept.display(),
-            problems.join("\n")
-        );
-    }
+    goldens.finish();
 }
 
 /// `mmcab report DIR` (`args` = `["report", DIR]`).

@@ -8,6 +8,7 @@
 //! are in tests/host/runner.rs.
 
 use crate::common::runner::plan;
+use crate::common::watch::{Gate, Watched};
 use std::process::Command;
 
 const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
@@ -44,14 +45,17 @@ fn dry_run_prints_the_interleaved_matrix_without_a_device() {
 
 /// A real I/O error that comes with a signal is reported as the error it is (exit 4),
 /// not taken for the cancel: the knob's apply sends SIGTERM to mmcab and turns the file
-/// target into a directory, so the run's open fails while the stop flag is set.
+/// target into a directory, so the run's open fails while the stop flag is set. The
+/// apply returns only once mmcab has said it got the signal (it sets the flag first): it
+/// waits on a FIFO the test writes to when it reads that line.
 #[test]
 fn an_io_error_that_coincides_with_a_signal_is_not_swallowed() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let marker = dir.path().join("marker");
     let target = dir.path().join("target");
     std::fs::write(&marker, "orig\n").unwrap();
-    let (m, t) = (marker.display(), target.display());
+    let mut gate = Gate::new(dir.path());
+    let (m, t, g) = (marker.display(), target.display(), gate.path.display());
     let text = format!(
         r#"
 name = "signal-and-error"
@@ -59,7 +63,7 @@ name = "signal-and-error"
 name = "trap"
 kind = "command"
 read = "cat {m}"
-apply = "echo {{value}} > {m}; rm -f {t}; mkdir {t}; kill -TERM $PPID; sleep 0.3"
+apply = "echo {{value}} > {m}; rm -f {t}; mkdir {t}; kill -TERM $PPID; read go < {g}"
 restore = "echo {{value}} > {m}"
 [[config]]
 name = "A"
@@ -75,19 +79,20 @@ direct = false
     );
     let plan = dir.path().join("plan.toml");
     std::fs::write(&plan, text).unwrap();
-    let out = Command::new(MMCAB)
-        .arg("run")
-        .arg(&plan)
-        .arg("--device")
-        .arg(&target)
-        .arg("--out")
-        .arg(dir.path().join("res"))
-        .arg("--no-evidence")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("got SIGTERM"), "{stderr}");
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let mut child = Watched::spawn(
+        Command::new(MMCAB)
+            .arg("run")
+            .arg(&plan)
+            .arg("--device")
+            .arg(&target)
+            .arg("--out")
+            .arg(dir.path().join("res"))
+            .arg("--no-evidence"),
+    );
+    child.wait_for("the signal", |l| l.starts_with("mmcab: got SIGTERM: "));
+    gate.open();
+    let (status, stderr) = child.finish();
+    assert_eq!(status.code(), Some(4), "{stderr}");
     assert!(
         stderr
             .lines()
