@@ -290,7 +290,7 @@ pub fn trend(order: &[f64], values: &[f64]) -> Option<Trend> {
     Some(Trend { slope, p })
 }
 
-/// A reason to distrust a summary, worded for the mail text.
+/// A reason to distrust a summary (worded by `report::render::numbers::warning_text`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
@@ -309,28 +309,6 @@ pub enum Warning {
         boots: usize,
         of: usize,
     },
-}
-
-impl Warning {
-    pub fn message(&self) -> String {
-        match self {
-            Warning::FewSamples { n } => format!("n = {n} < {MIN_N}: too few runs"),
-            Warning::HighCv { cv } => {
-                format!("CV {:.1}% > {:.0}%: noisy", cv * 100.0, HIGH_CV * 100.0)
-            }
-            Warning::Drift {
-                slope_rel_per_run,
-                p,
-            } => format!(
-                "drift {:+.2}%/run over run order (p = {})",
-                slope_rel_per_run * 100.0,
-                format_p(*p)
-            ),
-            Warning::DriftInBoots { boots, of } => {
-                format!("runs drift within {boots} of {of} boots (p < {DRIFT_ALPHA})")
-            }
-        }
-    }
 }
 
 /// Warnings for one sample; `order` is the run number of each value.
@@ -352,17 +330,6 @@ pub fn warnings(order: &[f64], values: &[f64]) -> Vec<Warning> {
         }
     }
     out
-}
-
-/// p-value as printed: `<0.001` or three decimals.
-pub fn format_p(p: f64) -> String {
-    if p.is_nan() {
-        "-".to_string()
-    } else if p < 0.001 {
-        "<0.001".to_string()
-    } else {
-        format!("{p:.3}")
-    }
 }
 
 #[cfg(test)]

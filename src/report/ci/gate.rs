@@ -173,9 +173,9 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
     };
     let ci = format!(
         "change {} [{}, {}]",
-        crate::report::model::format_pct(change),
-        crate::report::model::format_pct(ci_low),
-        crate::report::model::format_pct(ci_high)
+        crate::report::render::numbers::format_pct(change),
+        crate::report::render::numbers::format_pct(ci_low),
+        crate::report::render::numbers::format_pct(ci_high)
     );
     // In "better" terms (positive = faster, whatever the metric's direction) the
     // interval's ends are the worst and the best case.

@@ -98,24 +98,6 @@ pub struct SweepPoint {
 }
 
 impl Block {
-    /// The workload's name, then its direction unless the name already says it: a name
-    /// that says both (`long-read-long-write`, whose read and write blocks would read
-    /// alike) or neither gets it.
-    pub fn title(&self) -> String {
-        let mut t = self.workload.clone();
-        let says = |d: Direction| self.workload.contains(d.as_str());
-        let said = match self.direction {
-            Some(Direction::Read) => says(Direction::Read) && !says(Direction::Write),
-            Some(Direction::Write) => says(Direction::Write) && !says(Direction::Read),
-            None => true,
-        };
-        if !said {
-            t.push_str(", ");
-            t.push_str(self.direction_text());
-        }
-        t
-    }
-
     /// `read`, `write`, or empty when the source does not say.
     pub fn direction_text(&self) -> &'static str {
         self.direction.map_or("", Direction::as_str)
@@ -293,46 +275,6 @@ pub fn rows_for(
         .collect()
 }
 
-/// Format a value with about four significant digits, no exponent.
-pub fn format_value(v: f64) -> String {
-    if v.is_nan() {
-        return "-".to_string();
-    }
-    let a = v.abs();
-    let decimals = if a >= 1000.0 {
-        0
-    } else if a >= 100.0 {
-        1
-    } else if a >= 10.0 {
-        2
-    } else {
-        3
-    };
-    format!("{v:.decimals$}")
-}
-
-/// A fraction as a percentage with one decimal and no sign (`12.3`), `-` when not a
-/// number.
-pub fn format_percent(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:.1}", v * 100.0)
-    } else {
-        "-".to_string()
-    }
-}
-
-/// A relative change as a signed percentage; `from 0` for a change from a value of 0
-/// (a published 0, say), which no percentage describes.
-pub fn format_pct(rel: f64) -> String {
-    if rel.is_nan() {
-        "-".to_string()
-    } else if rel.is_infinite() {
-        "from 0".to_string()
-    } else {
-        format!("{:+.1}%", rel * 100.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,49 +297,5 @@ mod tests {
         assert!(rows[0].change.is_none());
         assert_eq!(rows[1].verdict, Some(Verdict::Faster));
         assert_eq!(rows[1].runs, vec![2.0, 4.0, 6.0]);
-    }
-
-    /// Read and write blocks of a workload named for both (packed-2012's mixed
-    /// workloads) are told apart; a name that says its direction is not repeated.
-    #[test]
-    fn titles_say_the_direction_a_name_leaves_open() {
-        let block = |workload: &str, direction: Option<Direction>| Block {
-            workload: workload.to_string(),
-            direction,
-            metric: Metric::new("mb_per_s", "MB/s", true),
-            headline: true,
-            block_size_bytes: None,
-            sweep: None,
-            sweeps: Vec::new(),
-            rows: Vec::new(),
-        };
-        let title = |w: &str, d: Option<Direction>| block(w, d).title();
-        let mixed = "long-read-long-write";
-        assert_eq!(
-            title(mixed, Some(Direction::Read)),
-            "long-read-long-write, read"
-        );
-        assert_eq!(
-            title(mixed, Some(Direction::Write)),
-            "long-read-long-write, write"
-        );
-        assert_eq!(title("seq-write", Some(Direction::Write)), "seq-write");
-        assert_eq!(title("seq-read", Some(Direction::Read)), "seq-read");
-        assert_eq!(title("randrw", Some(Direction::Read)), "randrw, read");
-        assert_eq!(title("long write", None), "long write");
-    }
-
-    #[test]
-    fn values_keep_about_four_digits() {
-        assert_eq!(format_value(3034.44), "3034");
-        assert_eq!(format_value(22.514), "22.51");
-        assert_eq!(format_value(5.8), "5.800");
-        assert_eq!(format_pct(-0.2314), "-23.1%");
-        assert_eq!(
-            format_pct(5.0 / 0.0),
-            "from 0",
-            "a change from a published 0"
-        );
-        assert_eq!(format_pct(-5.0 / 0.0), "from 0");
     }
 }

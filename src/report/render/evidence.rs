@@ -2,7 +2,8 @@
 //! report.md (a table per workload x direction with every column).
 
 use super::columns::{ascii, MAX_COLUMNS, NAME_COLUMNS};
-use crate::report::model::{format_value, Report};
+use super::numbers::format_value;
+use crate::report::model::Report;
 
 /// Three significant digits, no trailing zeros (`512`, `95.1`, `0.21`), `-` for none.
 fn short(v: Option<f64>) -> String {

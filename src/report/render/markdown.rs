@@ -1,8 +1,8 @@
 //! `report.md`: the header, then one table per workload x direction x metric (all
 //! metrics, not only the headline ones), change and verdict per config.
 
-use crate::report::model::{format_pct, format_value, Block, ConfigRow, Report};
-use crate::stats::format_p;
+use super::numbers::{format_p, format_pct, format_value, warning_text};
+use crate::report::model::{Block, ConfigRow, Report};
 
 pub fn render(report: &Report, charts: &[String]) -> String {
     let mut out = format!("# {}\n\n", report.title);
@@ -62,7 +62,7 @@ fn block(out: &mut String, b: &Block, adjusted: bool) {
     };
     out.push_str(&format!(
         "\n## {}: {} ({better} is better)\n\n",
-        b.title(),
+        crate::report::render::wording::block_title(b),
         b.metric.unit
     ));
     let (q_head, q_rule) = if adjusted {
@@ -81,7 +81,7 @@ fn block(out: &mut String, b: &Block, adjusted: bool) {
     }
     for r in &b.rows {
         for w in &r.warnings {
-            out.push_str(&format!("\n> warning: {}: {}\n", r.config, w.message()));
+            out.push_str(&format!("\n> warning: {}: {}\n", r.config, warning_text(w)));
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The report model rendered: the mail text ([`text`], with [`text_boots`],
 //! [`text_published`] and [`wording`], in the [`columns`] of a mail), [`markdown`],
 //! [`csv`], [`json`], the kernel evidence's lines and table ([`evidence`]) and the
-//! [`chart`]s.
+//! [`chart`]s; every number and warning in the words of [`numbers`].
 
 pub mod chart;
 pub mod columns;
@@ -9,6 +9,7 @@ pub mod csv;
 pub mod evidence;
 pub mod json;
 pub mod markdown;
+pub mod numbers;
 pub mod text;
 mod text_boots;
 mod text_published;

@@ -2,7 +2,8 @@
 //! Only headline blocks (see `results.rs`) are shown; every line is checked for width.
 
 use super::columns::{ascii, cut, wrap, NAME_COLUMNS};
-use crate::report::model::{format_value, Block, ConfigRow, Report};
+use super::numbers::{format_value, warning_text};
+use crate::report::model::{Block, ConfigRow, Report};
 use crate::report::render::wording;
 
 /// Widest config column of the measured table (the other columns take 38).
@@ -28,7 +29,7 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
         2,
         &ascii(&format!(
             "{}: {} ({better})",
-            block.title(),
+            wording::block_title(block),
             block.metric.unit
         )),
     );
@@ -60,7 +61,7 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
                 out,
                 2,
                 4,
-                &format!("! {}: {}", ascii(&row.config), w.message()),
+                &format!("! {}: {}", ascii(&row.config), warning_text(w)),
             );
         }
     }

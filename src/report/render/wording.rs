@@ -1,9 +1,30 @@
-//! Words shared by the mail text and the markdown: how the report tested (the method
-//! line), one line per change, and the notes a report ends with.
+//! Words shared by the mail text, the markdown and the charts: a block's title, how the
+//! report tested (the method line), one line per change, and the notes a report ends
+//! with.
 
-use crate::report::model::{format_pct, ConfigRow, Report};
+use super::numbers::{format_p, format_pct};
+use crate::report::model::{Block, ConfigRow, Report};
 use crate::stats::boots::Model;
-use crate::stats::{format_p, Verdict};
+use crate::stats::Verdict;
+use crate::workload::result::Direction;
+
+/// The workload's name, then its direction unless the name already says it: a name
+/// that says both (`long-read-long-write`, whose read and write blocks would read
+/// alike) or neither gets it.
+pub fn block_title(block: &Block) -> String {
+    let mut t = block.workload.clone();
+    let says = |d: Direction| block.workload.contains(d.as_str());
+    let said = match block.direction {
+        Some(Direction::Read) => says(Direction::Read) && !says(Direction::Write),
+        Some(Direction::Write) => says(Direction::Write) && !says(Direction::Read),
+        None => true,
+    };
+    if !said {
+        t.push_str(", ");
+        t.push_str(block.direction_text());
+    }
+    t
+}
 
 /// What the numbers mean and how they were tested, in one paragraph (after the name of
 /// the baseline).
@@ -117,4 +138,40 @@ pub fn notes(report: &Report) -> Vec<String> {
          (A/A boots)."
             .to_string(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::Metric;
+
+    /// Read and write blocks of a workload named for both (packed-2012's mixed
+    /// workloads) are told apart; a name that says its direction is not repeated.
+    #[test]
+    fn titles_say_the_direction_a_name_leaves_open() {
+        let block = |workload: &str, direction: Option<Direction>| Block {
+            workload: workload.to_string(),
+            direction,
+            metric: Metric::new("mb_per_s", "MB/s", true),
+            headline: true,
+            block_size_bytes: None,
+            sweep: None,
+            sweeps: Vec::new(),
+            rows: Vec::new(),
+        };
+        let title = |w: &str, d: Option<Direction>| block_title(&block(w, d));
+        let mixed = "long-read-long-write";
+        assert_eq!(
+            title(mixed, Some(Direction::Read)),
+            "long-read-long-write, read"
+        );
+        assert_eq!(
+            title(mixed, Some(Direction::Write)),
+            "long-read-long-write, write"
+        );
+        assert_eq!(title("seq-write", Some(Direction::Write)), "seq-write");
+        assert_eq!(title("seq-read", Some(Direction::Read)), "seq-read");
+        assert_eq!(title("randrw", Some(Direction::Read)), "randrw, read");
+        assert_eq!(title("long write", None), "long write");
+    }
 }
