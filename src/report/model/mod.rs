@@ -117,21 +117,20 @@ pub struct SetupSection {
     pub lines: Vec<String>,
 }
 
-/// The whole report.
-#[derive(Debug, Clone, Default, Serialize)]
+/// The whole report (report.json: [`crate::report::render::json`]).
+#[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// First line of the mail text.
-    pub title: String,
-    /// `Key: value` lines after the title (device, kernel, plan, runs).
+    /// What the report is (the first line of the mail text).
+    pub title: header::Title,
+    /// The `Key: value` lines after the title (device, kernel, plan, runs).
     pub header: header::Header,
     /// The MMC host's driver as meta.json recorded it (`device.host_driver`), one per
     /// different record in a comparison; empty when none was recorded (older mmcab).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<RecordedHost>,
     /// What was run, after the header (empty for published numbers).
     pub setup: Vec<SetupSection>,
-    /// One line for chart captions: device, kernel, n.
-    pub caption: String,
+    /// What the charts' captions say: device, kernel, n.
+    pub caption: Option<header::Caption>,
     pub configs: Vec<String>,
     pub baseline: String,
     /// Single published values (results/reference): no spread, no tests.
@@ -141,7 +140,6 @@ pub struct Report {
     pub notes: Vec<String>,
     /// What the kernel did per workload x direction and config (results directories
     /// with evidence.csv only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<evidence::EvidenceBlock>,
     /// How the p-values were adjusted together; None until they are (and for
     /// published values, which have none).
@@ -165,12 +163,12 @@ pub struct RecordedHost {
 }
 
 /// The boots of a comparison across boots.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Boots {
     /// Each side's name and its boots (results directory names), base first.
     pub sides: Vec<(String, Vec<String>)>,
-    /// The stored calibration used for one-boot sides, described for the header.
-    pub calibration: Option<String>,
+    /// The stored calibration used for one-boot sides.
+    pub calibration: Option<header::CalibrationUsed>,
 }
 
 impl Boots {
@@ -201,11 +199,10 @@ impl Report {
         (min, ns.max().unwrap_or(0))
     }
 
-    pub fn n_text(&self) -> String {
-        match self.n_range() {
-            (a, b) if a == b => format!("n = {a}"),
-            (a, b) => format!("n = {a}..{b}"),
-        }
+    /// Runs per config, as the header and the captions count them.
+    pub fn runs_count(&self) -> header::Count {
+        let (min, max) = self.n_range();
+        header::Count::Runs { min, max }
     }
 }
 

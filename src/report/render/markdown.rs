@@ -5,7 +5,7 @@ use super::numbers::{format_p, format_pct, format_value, warning_text};
 use crate::report::model::{Block, ConfigRow, Report};
 
 pub fn render(report: &Report, charts: &[String]) -> String {
-    let mut out = format!("# {}\n\n", report.title);
+    let mut out = format!("# {}\n\n", super::header::title(&report.title));
     header(&mut out, report);
     for b in &report.blocks {
         block(&mut out, b, report.correction.is_some());
@@ -35,7 +35,7 @@ pub fn render(report: &Report, charts: &[String]) -> String {
 
 /// The header list: the report's header fields, its setup, baseline and method.
 fn header(out: &mut String, report: &Report) {
-    for (key, value) in report.header.lines() {
+    for (key, value) in super::header::lines(&report.header) {
         out.push_str(&format!("- **{key}:** {value}\n"));
     }
     host_parameters(out, report);

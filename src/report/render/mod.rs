@@ -1,4 +1,4 @@
-//! The report model rendered: the mail text ([`text`], with [`text_boots`],
+//! The report model rendered: its [`header`]; the mail text ([`text`], with [`text_boots`],
 //! [`text_published`] and [`wording`], in the [`columns`] of a mail), [`markdown`],
 //! [`csv`], [`json`], the kernel evidence's lines and table ([`evidence`]) and the
 //! [`chart`]s; every number and warning in the words of [`numbers`].
@@ -7,6 +7,7 @@ pub mod chart;
 pub mod columns;
 pub mod csv;
 pub mod evidence;
+pub mod header;
 pub mod json;
 pub mod markdown;
 pub mod numbers;

@@ -4,7 +4,7 @@
 use super::columns::{ascii, cut, wrap, NAME_COLUMNS};
 use super::numbers::{format_value, warning_text};
 use crate::report::model::{Block, ConfigRow, Report};
-use crate::report::render::wording;
+use crate::report::render::{header, wording};
 
 /// Widest config column of the measured table (the other columns take 38).
 const MAX_NAME_COLUMNS: usize = 34;
@@ -100,8 +100,8 @@ fn runs_table(out: &mut String, report: &Report, block: &Block, name_w: usize) {
 /// The whole mail text.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    wrap(&mut out, 0, 2, &ascii(&report.title));
-    for (key, value) in report.header.lines() {
+    wrap(&mut out, 0, 2, &ascii(&header::title(&report.title)));
+    for (key, value) in header::lines(&report.header) {
         wrap(&mut out, 0, 8, &ascii(&format!("{key}: {value}")));
     }
     for section in &report.setup {

@@ -94,7 +94,7 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                 BarChart {
                     published: report.published,
                     title: format!("{unit} per workload, A = {}: {what}", report.baseline),
-                    caption: report.caption.clone(),
+                    caption: crate::report::render::header::caption(report),
                     panels,
                 },
             )
