@@ -1,7 +1,9 @@
-//! Tests of [`super`] (probe_report.rs).
+//! Tests of [`super`] (probe_text.rs).
 
 use super::*;
 use crate::probe::align::Confidence;
+use crate::probe::flashbench;
+use crate::probe::measure::published_records;
 
 #[test]
 fn times_print_as_flashbench_does() {
