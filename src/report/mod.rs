@@ -14,8 +14,9 @@
 //! - [`ci`]: the model's verdicts as a CI pass/fail ([`ci::gate`]), baselines per
 //!   device identity ([`ci::baseline`]), LAVA test-case signals ([`ci::lava`]).
 //!
-//! [`files`] names the files a report writes and where; [`probe_report`] is the report of a
-//! probe (`mmcab probe`). This module runs the commands: load, build, render, write.
+//! [`files`] names the files a report writes and where; [`probe_report`] writes the report
+//! of a probe (`mmcab probe`; its model [`model::probe`], from [`load::probe`]). This
+//! module runs the commands: load, build, render, write.
 
 pub mod across;
 pub mod ci;
@@ -94,7 +95,7 @@ fn remove_old_charts(out: &Path) -> Result<()> {
 #[derive(Debug, Clone)]
 pub struct Written {
     /// The report model every file was rendered from (for gates, LAVA and `--json`);
-    /// None for a probe's report, which has its own.
+    /// None for a probe's report (a table, nothing to gate).
     pub report: Option<Report>,
     /// The mail text (also in `dir`/report.txt).
     pub mail: String,

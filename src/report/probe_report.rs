@@ -8,8 +8,9 @@ use crate::probe::flashbench;
 use crate::probe::measure::published_records;
 use crate::probe::record::{self, ProbeRecord, PUBLISHED_TXT};
 use crate::report::files::TEXT_FILE;
+use crate::report::load;
 use crate::report::render::chart::{probe_chart::probe_chart, save};
-use crate::report::render::probe_text::render;
+use crate::report::render::text;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -34,7 +35,7 @@ pub fn write(dir: &Path, r: &ProbeRecord) -> Result<String> {
 
 fn write_with(dir: &Path, r: &ProbeRecord, published: &[ProbeRecord]) -> Result<String> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mail = render(r, published);
+    let mail = text::render(&load::probe::build(r, published));
     let path = dir.join(TEXT_FILE);
     std::fs::write(&path, &mail).with_context(|| format!("cannot write {}", path.display()))?;
     if let Some((stem, chart)) = probe_chart(r, published) {

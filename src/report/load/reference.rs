@@ -157,6 +157,7 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         correction: None,
         tests: 0,
         boots: None,
+        probe: None,
     })
 }
 

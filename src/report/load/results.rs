@@ -277,6 +277,7 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         correction: None,
         tests: 0,
         boots: None,
+        probe: None,
     };
     let n: Count = report.runs_count();
     report.header.runs = Some(Runs::Configs {

@@ -3,6 +3,7 @@
 //! [`crate::report::render::header`]'s, in one order for every output.
 
 use super::RecordedHost;
+use crate::probe::record::ProbeKind;
 use std::path::PathBuf;
 
 /// What the report is.
@@ -14,6 +15,10 @@ pub enum Title {
     Compare { plan: String },
     /// Published numbers (a reference CSV).
     Published,
+    /// `mmcab probe`'s run against `target`.
+    Probe { kind: ProbeKind, target: String },
+    /// Published flashbench output.
+    PublishedProbe { kind: ProbeKind },
 }
 
 impl Default for Title {
@@ -118,6 +123,9 @@ pub struct Header {
     /// A comparison with several boots in a side: each side's boots.
     pub boots: Option<Vec<(String, Vec<String>)>>,
     pub calibration: Option<CalibrationUsed>,
+    /// A probe's source (the post a published run comes from, or the mmcab that
+    /// measured it): after the kernel, where a probe's report has always had it.
+    pub cited: Option<String>,
 }
 
 /// One line for the charts' captions.

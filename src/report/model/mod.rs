@@ -5,6 +5,7 @@
 pub mod correction;
 pub mod evidence;
 pub mod header;
+pub mod probe;
 
 use crate::plan::sweep::SweepOver;
 use crate::stats::boots::{Model, Spread};
@@ -148,6 +149,8 @@ pub struct Report {
     pub tests: usize,
     /// Set when the report compares results directories as boots.
     pub boots: Option<Boots>,
+    /// Set for the report of a probe, whose body is its table (no blocks).
+    pub probe: Option<probe::Probe>,
 }
 
 /// The MMC host and its driver as a results directory's meta.json recorded them.

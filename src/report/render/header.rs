@@ -12,6 +12,10 @@ pub fn title(t: &Title) -> String {
         Title::Results { plan } => format!("mmcab report: {plan}"),
         Title::Compare { plan } => format!("mmcab compare: {plan}"),
         Title::Published => "Published numbers as an mmcab report (single values, n = 1)".into(),
+        Title::Probe { kind, target } => format!("mmcab probe {}: {target}", kind.as_str()),
+        Title::PublishedProbe { kind } => {
+            format!("Published flashbench output ({})", kind.as_str())
+        }
     }
 }
 
@@ -157,6 +161,9 @@ pub fn lines(h: &Header) -> Vec<(&'static str, String)> {
     }
     if let Some(c) = &h.calibration {
         out.push(("Calibration", calibration_text(c)));
+    }
+    if let Some(s) = &h.cited {
+        out.push(("Source", s.clone()));
     }
     out
 }

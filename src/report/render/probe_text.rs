@@ -1,12 +1,16 @@
 //! The mail text of a probe (`mmcab probe align` / `open-au`, and of published
 //! flashbench output): a flashbench-like table with the estimates, their confidence and
 //! the cross-check against EXT_CSD and sysfs, 72-column ASCII, with times and rates
-//! as flashbench prints them. Written by [`crate::report::probe_report`].
+//! as flashbench prints them, from the report model ([`crate::report::model::probe`]).
+//! Written by [`crate::report::probe_report`].
 
 use super::columns::{ascii, wrap, MAX_COLUMNS};
+use super::header;
 use crate::probe::align::{self, Boundary, Estimate};
-use crate::probe::open_au::{self, OpenAuRun};
+use crate::probe::open_au::{self, OpenAuEstimate, OpenAuRun};
 use crate::probe::record::{ProbeKind, ProbeRecord};
+use crate::report::model::probe::{Probe, ProbeEstimate, ProbeRun};
+use crate::report::model::Report;
 use crate::units::format_size;
 
 /// Three significant digits, as flashbench's `%.3g` (no exponent below 10^6).
@@ -85,15 +89,15 @@ fn estimate_lines(out: &mut String, e: &Estimate) {
     }
 }
 
-fn align_table(out: &mut String, r: &ProbeRecord) {
+/// The table of `r` with its flags; `slow` says which rows were disturbed.
+fn align_table(out: &mut String, r: &ProbeRecord, slow: &[bool]) {
     let untimed =
         |row: &&align::AlignRow| row.pre_ns <= 0.0 || row.on_ns <= 0.0 || row.post_ns <= 0.0;
-    let slow = align::disturbed(&r.align);
     out.push_str(&format!(
         "  {:>10} {:>10} {:>10} {:>10} {:>10}\n",
         "align", "pre", "on", "post", "diff"
     ));
-    for (row, slow) in r.align.iter().zip(&slow) {
+    for (row, slow) in r.align.iter().zip(slow) {
         let flag = if !row.reliable && untimed(&row) {
             " (no time)"
         } else if !row.reliable {
@@ -212,9 +216,10 @@ fn open_au_table(out: &mut String, runs: &[OpenAuRun]) {
     }
 }
 
-fn open_au_lines(out: &mut String, runs: &[OpenAuRun]) {
-    for random in [false, true] {
-        let Some(e) = open_au::estimate(runs, random) else {
+/// The open units each order's runs say, as (random, estimate).
+fn open_au_lines(out: &mut String, estimates: [(bool, &Option<OpenAuEstimate>); 2]) {
+    for (random, e) in estimates {
+        let Some(e) = e else {
             continue;
         };
         let order = if random {
@@ -289,14 +294,14 @@ fn clipped_text(o: &open_au::OpenAuOptions, units_fit: Option<u32>) -> String {
     }
 }
 
-/// The body of one record: table, estimates, geometry and cross-check.
-fn record_text(out: &mut String, r: &ProbeRecord) {
-    match r.kind {
-        ProbeKind::Align => {
-            align_table(out, r);
+/// The body of one run: table, estimates, geometry and cross-check.
+fn run_text(out: &mut String, run: &ProbeRun) {
+    let r = &run.record;
+    match &run.read {
+        ProbeEstimate::Align { estimate, slow } => {
+            align_table(out, r, slow);
             out.push('\n');
-            let e = align::estimate(&r.align);
-            estimate_lines(out, &e);
+            estimate_lines(out, estimate);
             let geometry = r.geometry.lines();
             if !geometry.is_empty() {
                 out.push_str("Geometry the device reports:\n");
@@ -304,40 +309,30 @@ fn record_text(out: &mut String, r: &ProbeRecord) {
                     wrap(out, 2, 4, &g);
                 }
             }
-            for c in r.geometry.cross_check(&e) {
+            for c in r.geometry.cross_check(estimate) {
                 wrap(out, 0, 4, &c);
             }
         }
-        ProbeKind::OpenAu => {
+        ProbeEstimate::OpenAu { linear, random } => {
             open_au_table(out, &r.open_au);
             out.push('\n');
-            open_au_lines(out, &r.open_au);
+            open_au_lines(out, [(false, linear), (true, random)]);
         }
     }
 }
 
-/// The mail text of a probe and the published runs to compare with.
-pub fn render(r: &ProbeRecord, published: &[ProbeRecord]) -> String {
+/// The mail text of a probe's report: its title and header, the method, the run's
+/// body and each published run to compare with.
+pub fn render(report: &Report, probe: &Probe) -> String {
     let mut out = String::new();
-    let head = if r.started_unix_s > 0.0 {
-        format!("mmcab probe {}: {}", r.kind.as_str(), r.target)
-    } else {
-        format!("Published flashbench output ({})", r.kind.as_str())
-    };
-    wrap(&mut out, 0, 2, &ascii(&head));
-    for (k, v) in [
-        ("Device", &r.device),
-        ("Kernel", &r.kernel_release),
-        ("Source", &r.source),
-    ] {
-        if !v.is_empty() {
-            wrap(&mut out, 0, 8, &ascii(&format!("{k}: {v}")));
-        }
+    wrap(&mut out, 0, 2, &ascii(&header::title(&report.title)));
+    for (k, v) in header::lines(&report.header) {
+        wrap(&mut out, 0, 8, &ascii(&format!("{k}: {v}")));
     }
-    wrap(&mut out, 0, 8, &ascii(&method_text(r)));
+    wrap(&mut out, 0, 8, &ascii(&method_text(&probe.run.record)));
     out.push('\n');
-    record_text(&mut out, r);
-    for p in published.iter().filter(|p| p.kind == r.kind) {
+    run_text(&mut out, &probe.run);
+    for p in &probe.published {
         out.push('\n');
         wrap(
             &mut out,
@@ -345,11 +340,11 @@ pub fn render(r: &ProbeRecord, published: &[ProbeRecord]) -> String {
             4,
             &ascii(&format!(
                 "Published, for comparison: {} ({})",
-                p.source, p.device
+                p.record.source, p.record.device
             )),
         );
-        wrap(&mut out, 2, 4, &ascii(&p.target));
-        record_text(&mut out, p);
+        wrap(&mut out, 2, 4, &ascii(&p.record.target));
+        run_text(&mut out, p);
     }
     let mut clean = String::new();
     for line in out.lines() {

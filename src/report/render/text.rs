@@ -99,6 +99,9 @@ fn runs_table(out: &mut String, report: &Report, block: &Block, name_w: usize) {
 
 /// The whole mail text.
 pub fn render(report: &Report) -> String {
+    if let Some(probe) = &report.probe {
+        return super::probe_text::render(report, probe);
+    }
     let mut out = String::new();
     wrap(&mut out, 0, 2, &ascii(&header::title(&report.title)));
     for (key, value) in header::lines(&report.header) {
