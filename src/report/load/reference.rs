@@ -147,7 +147,7 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         title: Title::Published,
         header,
         hosts: Vec::new(),
-        setup: Vec::new(),
+        setup: None,
         caption: Some(caption),
         configs,
         baseline,

@@ -263,10 +263,9 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
             ..Header::default()
         },
         hosts: Vec::new(),
-        setup: vec![
-            crate::report::load::what_ran::config_section(meta, &configs),
-            crate::report::load::what_ran::workload_section(meta, &workloads),
-        ],
+        setup: Some(crate::report::load::what_ran::setup(
+            meta, &configs, &workloads,
+        )),
         caption: None,
         blocks: blocks(dir, &configs, &workloads, baseline_of),
         evidence: super::evidence::build(dir, &configs, &workloads),

@@ -110,12 +110,36 @@ fn direction_text<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S
     s.serialize_str(d.map_or("", Direction::as_str))
 }
 
-/// A titled list of lines after the header: what was run (configs with their bus
-/// settings, workloads with their parameters).
-#[derive(Debug, Clone, Serialize)]
-pub struct SetupSection {
-    pub title: String,
-    pub lines: Vec<String>,
+/// What was run, after the header (results directories only): the configs with their
+/// knobs and bus settings, the workloads in fio's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    pub configs: Vec<ConfigSetup>,
+    /// `--scale-down` the workloads' sizes are after (1: none).
+    pub scale_down: u32,
+    /// One line per workload, then the notes of the fio export, in fio's words (the
+    /// one translation: [`crate::report::load::what_ran::plan_lines`]); None when
+    /// meta.json's plan_text is not a plan.
+    pub workloads: Option<Vec<String>>,
+}
+
+/// One config as it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigSetup {
+    pub name: String,
+    /// (knob, value) as recorded; empty: the device as found.
+    pub knobs: Vec<(String, String)>,
+    pub bus: Bus,
+}
+
+/// The bus settings of a config, read from debugfs `ios` before its first run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bus {
+    Ios(crate::device::Ios),
+    /// The target is not an MMC card.
+    NotMmc,
+    /// An MMC card whose settings were not recorded.
+    NotRecorded,
 }
 
 /// The whole report (report.json: [`crate::report::render::json`]).
@@ -128,8 +152,8 @@ pub struct Report {
     /// The MMC host's driver as meta.json recorded it (`device.host_driver`), one per
     /// different record in a comparison; empty when none was recorded (older mmcab).
     pub hosts: Vec<RecordedHost>,
-    /// What was run, after the header (empty for published numbers).
-    pub setup: Vec<SetupSection>,
+    /// What was run, after the header (None for published numbers and probes).
+    pub setup: Option<Setup>,
     /// What the charts' captions say: device, kernel, n.
     pub caption: Option<header::Caption>,
     pub configs: Vec<String>,

@@ -2,8 +2,9 @@
 //! header and caption in the words of the other outputs ([`super::header`]).
 
 use super::header;
+use super::setup::{self, SetupSection};
 use crate::report::model::evidence::EvidenceBlock;
-use crate::report::model::{Block, Boots, RecordedHost, Report, SetupSection};
+use crate::report::model::{Block, Boots, RecordedHost, Report};
 use crate::stats::multiple::Correction;
 use anyhow::Result;
 use serde::Serialize;
@@ -16,7 +17,7 @@ pub struct Json<'a> {
     header: Vec<(&'static str, String)>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     hosts: &'a [RecordedHost],
-    setup: &'a [SetupSection],
+    setup: Vec<SetupSection>,
     caption: String,
     configs: &'a [String],
     baseline: &'a str,
@@ -43,7 +44,7 @@ pub fn view(report: &Report) -> Json<'_> {
         title: header::title(&report.title),
         header: header::lines(&report.header),
         hosts: &report.hosts,
-        setup: &report.setup,
+        setup: setup::sections(report.setup.as_ref()),
         caption: header::caption(report),
         configs: &report.configs,
         baseline: &report.baseline,

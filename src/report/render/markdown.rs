@@ -39,7 +39,7 @@ fn header(out: &mut String, report: &Report) {
         out.push_str(&format!("- **{key}:** {value}\n"));
     }
     host_parameters(out, report);
-    for section in &report.setup {
+    for section in &super::setup::sections(report.setup.as_ref()) {
         out.push_str(&format!("- **{}**\n", section.title.trim_end_matches(':')));
         for line in &section.lines {
             out.push_str(&format!("  - {line}\n"));

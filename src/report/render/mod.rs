@@ -1,4 +1,4 @@
-//! The report model rendered: its [`header`]; the mail text ([`text`], with [`text_boots`],
+//! The report model rendered: its [`header`] and [`setup`]; the mail text ([`text`], with [`text_boots`],
 //! [`text_published`] and [`wording`], in the [`columns`] of a mail), [`markdown`],
 //! [`csv`], [`json`], the kernel evidence's lines and table ([`evidence`]) and the
 //! [`chart`]s; every number and warning in the words of [`numbers`]; a probe's mail
@@ -13,6 +13,7 @@ pub mod json;
 pub mod markdown;
 pub mod numbers;
 pub mod probe_text;
+pub mod setup;
 pub mod text;
 mod text_boots;
 mod text_published;

@@ -107,7 +107,7 @@ pub fn render(report: &Report) -> String {
     for (key, value) in header::lines(&report.header) {
         wrap(&mut out, 0, 8, &ascii(&format!("{key}: {value}")));
     }
-    for section in &report.setup {
+    for section in &super::setup::sections(report.setup.as_ref()) {
         wrap(&mut out, 0, 2, &ascii(&section.title));
         for line in &section.lines {
             wrap(&mut out, 2, 4, &ascii(line));
