@@ -213,18 +213,6 @@ pub enum Verdict {
     OneBootPerSide,
 }
 
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoSignificantChange => "no significant change",
-            Verdict::NotTested => "not tested (n < 2)",
-            Verdict::OneBootPerSide => "not called (one boot per side)",
-        }
-    }
-}
-
 /// Faster/slower only when the whole 95% CI of the change lies on one side of zero;
 /// `higher_is_better` is false for latencies.
 pub fn verdict(change: &Change, higher_is_better: bool) -> Verdict {

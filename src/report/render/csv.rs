@@ -95,7 +95,7 @@ pub fn render(report: &Report) -> Result<String> {
                 hi,
                 p,
                 r.verdict
-                    .map(|v| v.as_str().to_string())
+                    .map(|v| super::wording::verdict_text(v).to_string())
                     .unwrap_or_default(),
                 warnings.join("; "),
                 r.q.map_or(String::new(), num),

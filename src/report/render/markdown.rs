@@ -113,7 +113,7 @@ fn row(r: &ConfigRow, adjusted: bool) -> String {
                 format!("{} .. {}", format_pct(c.ci_low), format_pct(c.ci_high))
             },
             format_p(c.p),
-            v.as_str().to_string(),
+            crate::report::render::wording::verdict_text(v).to_string(),
         ),
         _ => ("(A)".into(), String::new(), String::new(), String::new()),
     };

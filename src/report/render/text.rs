@@ -65,7 +65,7 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
             );
         }
     }
-    super::evidence::mail_lines(out, report, &block.workload, block.direction_text());
+    super::evidence::mail_lines(out, report, &block.workload, block.direction);
 }
 
 /// One row per config: mean, 95% CI half-width, CV and n of its runs.

@@ -83,7 +83,7 @@ pub fn markdown(out: &mut String, report: &Report, boots: &Boots) {
                 format_percent(s.boot_cv()),
                 format_percent(s.run_cv()),
                 format_percent(s.between_cv()),
-                a.model.map_or("(A)", |m| m.as_str()),
+                a.model.map_or("(A)", super::wording::model_text),
                 a.boots_needed.map_or(String::new(), |m| m.to_string()),
             ));
         }

@@ -26,6 +26,27 @@ pub fn block_title(block: &Block) -> String {
     t
 }
 
+/// A verdict in the report's words (also summary.csv's `verdict` column and the gates').
+pub fn verdict_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::NoSignificantChange => "no significant change",
+        Verdict::NotTested => "not tested (n < 2)",
+        Verdict::OneBootPerSide => "not called (one boot per side)",
+    }
+}
+
+/// How a change across boots was tested, for report.md.
+pub fn model_text(m: Model) -> &'static str {
+    match m {
+        Model::BootMeansWelch => "boot means, Welch t",
+        Model::BootMeansPooled => "boot means, pooled t",
+        Model::Calibrated => "calibrated boot-to-boot spread",
+        Model::OneBootPerSide => "one boot per side: not tested",
+    }
+}
+
 /// What the numbers mean and how they were tested, in one paragraph (after the name of
 /// the baseline).
 pub fn method(report: &Report) -> String {
@@ -102,7 +123,7 @@ pub fn change_line(row: &ConfigRow, versus: &str, base: Option<&ConfigRow>) -> O
                 format_pct(change.ci_low),
                 format_pct(change.ci_high),
                 if calibrated { ", calibrated" } else { "" },
-                v.as_str()
+                verdict_text(v)
             );
             if let (Verdict::NoSignificantChange, Some(a)) = (v, across) {
                 match a.boots_needed {

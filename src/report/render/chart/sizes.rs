@@ -95,7 +95,7 @@ pub fn size_chart(report: &Report) -> Option<(String, SizeChart)> {
                 })
                 .collect();
             Panel {
-                title: format!("{}, {}", b.workload, b.direction),
+                title: format!("{}, {}", b.workload, b.direction.as_str()),
                 classes,
                 series,
             }
