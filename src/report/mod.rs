@@ -36,7 +36,7 @@ use files::{
 };
 use load::dir::ResultsDir;
 use load::{reference, results};
-use model::{correction, Report};
+use model::{correction, Note, Report};
 use render::chart::{self, ChartInput};
 use render::{csv, json, markdown, text};
 use std::collections::HashSet;
@@ -134,7 +134,9 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
     remove_old_charts(out)?;
     // Why a chart is missing belongs to the report's notes.
     let mut report = input.report.clone();
-    report.notes.extend(chart::throughput_notes(input));
+    report
+        .notes
+        .extend(chart::throughput_notes(input).into_iter().map(Note::Chart));
     let report = &report;
     let mail = text::render(report);
     let charts = chart::render_all(input, out)?;
@@ -265,7 +267,11 @@ pub fn compare(opts: &CompareOptions) -> Result<Written> {
     Ok(Written {
         mail,
         dir: out,
-        forced: report.notes.clone(),
+        forced: report
+            .notes
+            .iter()
+            .map(render::wording::note_text)
+            .collect(),
         warnings: warned,
         files: RESULTS_FILES,
         report: Some(report),

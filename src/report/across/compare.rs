@@ -23,7 +23,7 @@ pub use crate::report::across::sides::{labels, out_dir, Sides};
 use crate::report::load::dir::ResultsDir;
 use crate::report::load::results;
 use crate::report::model::header::{Caption, Count, Kernel, Named, Runs, Title};
-use crate::report::model::{Block, Boots, ConfigRow, Report};
+use crate::report::model::{Block, Boots, ConfigRow, Note, Report};
 use crate::stats::boots::CalibratedSpread;
 use anyhow::{bail, Result};
 
@@ -173,10 +173,7 @@ pub fn build(
     }
     describe(&mut report, sides);
     super::host::describe_sides(&mut report, sides);
-    report.notes = problems
-        .into_iter()
-        .map(|p| format!("COMPARED WITH --force: {p}"))
-        .collect();
+    report.notes = problems.into_iter().map(Note::Forced).collect();
     Ok((report, relabelled.dirs))
 }
 

@@ -11,7 +11,7 @@
 
 use crate::plan::sweep::SweepOver;
 use crate::report::model::header::{Caption, Header, Named, Title};
-use crate::report::model::{against, rows_for, Block, Metric, Report, SweepPoint};
+use crate::report::model::{against, rows_for, Block, Metric, Note, Report, SweepPoint};
 use crate::workload::result::Direction;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
@@ -153,7 +153,10 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
         baseline,
         published: true,
         blocks,
-        notes: unique(rows.iter().map(|r| r.notes.as_str())),
+        notes: unique(rows.iter().map(|r| r.notes.as_str()))
+            .into_iter()
+            .map(Note::Published)
+            .collect(),
         correction: None,
         tests: 0,
         boots: None,

@@ -162,7 +162,7 @@ pub struct Report {
     pub published: bool,
     pub blocks: Vec<Block>,
     /// Notes printed at the end (e.g. identity mismatches under --force).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// What the kernel did per workload x direction and config (results directories
     /// with evidence.csv only).
     pub evidence: Vec<evidence::EvidenceBlock>,
@@ -175,6 +175,18 @@ pub struct Report {
     pub boots: Option<Boots>,
     /// Set for the report of a probe, whose body is its table (no blocks).
     pub probe: Option<probe::Probe>,
+}
+
+/// A note at the end of a report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// A published source's own note (reference CSVs).
+    Published(String),
+    /// What differs between the directories of a comparison made with `--force`
+    /// (device identity, plan, `--scale-down`).
+    Forced(String),
+    /// Why a chart is missing, in the charts' words.
+    Chart(String),
 }
 
 /// The MMC host and its driver as a results directory's meta.json recorded them.

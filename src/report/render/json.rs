@@ -23,7 +23,7 @@ pub struct Json<'a> {
     baseline: &'a str,
     published: bool,
     blocks: &'a [Block],
-    notes: &'a [String],
+    notes: Vec<String>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     evidence: &'a [EvidenceBlock],
     correction: Option<Correction>,
@@ -50,7 +50,7 @@ pub fn view(report: &Report) -> Json<'_> {
         baseline: &report.baseline,
         published: report.published,
         blocks: &report.blocks,
-        notes: &report.notes,
+        notes: report.notes.iter().map(super::wording::note_text).collect(),
         evidence: &report.evidence,
         correction: report.correction,
         tests: report.tests,

@@ -16,7 +16,12 @@ pub fn render(report: &Report, charts: &[String]) -> String {
     }
     let notes: Vec<String> = crate::report::render::wording::notes(report)
         .into_iter()
-        .chain(report.notes.iter().cloned())
+        .chain(
+            report
+                .notes
+                .iter()
+                .map(crate::report::render::wording::note_text),
+        )
         .collect();
     if !notes.is_empty() {
         out.push_str("\n## Notes\n\n");

@@ -130,7 +130,7 @@ pub fn render(report: &Report) -> String {
     }
     let notes: Vec<String> = wording::notes(report)
         .into_iter()
-        .chain(report.notes.iter().cloned())
+        .chain(report.notes.iter().map(wording::note_text))
         .collect();
     if !notes.is_empty() {
         out.push('\n');

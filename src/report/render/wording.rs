@@ -3,7 +3,7 @@
 //! with.
 
 use super::numbers::{format_p, format_pct};
-use crate::report::model::{Block, ConfigRow, Report};
+use crate::report::model::{Block, ConfigRow, Note, Report};
 use crate::stats::boots::Model;
 use crate::stats::Verdict;
 use crate::workload::result::Direction;
@@ -137,6 +137,14 @@ pub fn change_line(row: &ConfigRow, versus: &str, base: Option<&ConfigRow>) -> O
             line
         }
     })
+}
+
+/// A note of the model as the report ends with it.
+pub fn note_text(note: &Note) -> String {
+    match note {
+        Note::Published(text) | Note::Chart(text) => text.clone(),
+        Note::Forced(difference) => format!("COMPARED WITH --force: {difference}"),
+    }
 }
 
 /// Notes that explain a verdict the report could not give.
