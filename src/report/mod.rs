@@ -3,11 +3,12 @@
 //! summary.csv, JSON and SVG/PNG charts, all written into one output directory.
 //!
 //! By concept, each depending only on those before it:
-//! - [`model`]: the report as data (blocks of rows, verdicts, kernel evidence), and
-//!   the adjustment of its p-values together ([`model::correction`]);
+//! - [`model`]: the report as data (blocks of rows, verdicts, header, setup, kernel
+//!   evidence, a probe's table), and the adjustment of its p-values together
+//!   ([`model::correction`]);
 //! - [`load`]: reading a results directory and building the model from it, from a
-//!   reference CSV, with its setup, host and kernel evidence;
-//! - [`render`]: the model as mail text, markdown, CSV, JSON and charts;
+//!   reference CSV or a probe's record, with its setup, host and kernel evidence;
+//! - [`render`]: the model in words: mail text, markdown, CSV, JSON and charts;
 //! - [`across`]: results directories compared as boots ([`across::compare`]), their
 //!   changes tested with boots as the unit, a board's stored boot-to-boot spread
 //!   ([`across::calibration`]);

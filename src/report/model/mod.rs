@@ -1,6 +1,9 @@
 //! The report as data: one block per workload x direction x metric, one row per config
-//! with its summary, its change against the baseline and its warnings. Every output
-//! (text, markdown, csv, json, charts) renders this one structure.
+//! with its summary, its change against the baseline and its warnings; its title,
+//! header and caption ([`header`]), what ran ([`Setup`]), the kernel evidence
+//! ([`evidence`]) and notes; a probe's table instead of blocks ([`probe`]). Names,
+//! numbers and enums only: every output (text, markdown, csv, json, charts) words this
+//! one structure in [`crate::report::render`].
 
 pub mod correction;
 pub mod evidence;

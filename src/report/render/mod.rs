@@ -1,8 +1,8 @@
-//! The report model rendered: its [`header`] and [`setup`]; the mail text ([`text`], with [`text_boots`],
-//! [`text_published`] and [`wording`], in the [`columns`] of a mail), [`markdown`],
-//! [`csv`], [`json`], the kernel evidence's lines and table ([`evidence`]) and the
-//! [`chart`]s; every number and warning in the words of [`numbers`]; a probe's mail
-//! text ([`probe_text`]).
+//! The report model rendered: its [`header`] and [`setup`]; the mail text ([`text`],
+//! with [`text_boots`], [`text_published`] and [`wording`], in the [`columns`] of a
+//! mail), [`markdown`], [`csv`], [`json`], the kernel evidence's lines and table
+//! ([`evidence`]) and the [`chart`]s; every number and warning in the words of
+//! [`numbers`]; a probe's mail text ([`probe_text`]).
 
 pub mod chart;
 pub mod columns;
