@@ -213,18 +213,6 @@ pub enum Verdict {
     OneBootPerSide,
 }
 
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoSignificantChange => "no significant change",
-            Verdict::NotTested => "not tested (n < 2)",
-            Verdict::OneBootPerSide => "not called (one boot per side)",
-        }
-    }
-}
-
 /// Faster/slower only when the whole 95% CI of the change lies on one side of zero;
 /// `higher_is_better` is false for latencies.
 pub fn verdict(change: &Change, higher_is_better: bool) -> Verdict {
@@ -290,7 +278,7 @@ pub fn trend(order: &[f64], values: &[f64]) -> Option<Trend> {
     Some(Trend { slope, p })
 }
 
-/// A reason to distrust a summary, worded for the mail text.
+/// A reason to distrust a summary (worded by `report::render::numbers::warning_text`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
@@ -309,28 +297,6 @@ pub enum Warning {
         boots: usize,
         of: usize,
     },
-}
-
-impl Warning {
-    pub fn message(&self) -> String {
-        match self {
-            Warning::FewSamples { n } => format!("n = {n} < {MIN_N}: too few runs"),
-            Warning::HighCv { cv } => {
-                format!("CV {:.1}% > {:.0}%: noisy", cv * 100.0, HIGH_CV * 100.0)
-            }
-            Warning::Drift {
-                slope_rel_per_run,
-                p,
-            } => format!(
-                "drift {:+.2}%/run over run order (p = {})",
-                slope_rel_per_run * 100.0,
-                format_p(*p)
-            ),
-            Warning::DriftInBoots { boots, of } => {
-                format!("runs drift within {boots} of {of} boots (p < {DRIFT_ALPHA})")
-            }
-        }
-    }
 }
 
 /// Warnings for one sample; `order` is the run number of each value.
@@ -352,17 +318,6 @@ pub fn warnings(order: &[f64], values: &[f64]) -> Vec<Warning> {
         }
     }
     out
-}
-
-/// p-value as printed: `<0.001` or three decimals.
-pub fn format_p(p: f64) -> String {
-    if p.is_nan() {
-        "-".to_string()
-    } else if p < 0.001 {
-        "<0.001".to_string()
-    } else {
-        format!("{p:.3}")
-    }
 }
 
 #[cfg(test)]

@@ -157,6 +157,4 @@ fn exact_values_and_edges() {
     assert!(mean(&[]).is_nan());
     let c = welch_change(&[2.0, 2.0], &[3.0, 3.0]);
     assert_eq!((c.rel, c.ci_low, c.ci_high, c.p), (0.5, 0.5, 0.5, 0.0));
-    assert_eq!(format_p(0.0004), "<0.001");
-    assert_eq!(format_p(0.0449), "0.045");
 }

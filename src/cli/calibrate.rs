@@ -3,7 +3,7 @@
 
 use super::output::Output;
 use crate::report::across::calibration::{Calibration, Entry};
-use crate::report::model::format_percent;
+use crate::report::render::numbers::format_percent;
 use crate::stats::boots::boots_needed;
 use anyhow::Result;
 use clap::Args;

@@ -137,7 +137,7 @@ pub fn finish(
             "schema": REPORT_JSON_SCHEMA,
             "command": command,
             "report_dir": written.dir,
-            "report": model,
+            "report": model.map(crate::report::render::json::view),
             "gate": outcome,
             "forced": written.forced,
             "warnings": written.warnings,

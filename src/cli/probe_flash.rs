@@ -9,7 +9,7 @@ use crate::probe::flashbench;
 use crate::probe::measure::{self, OpenAuEvent};
 use crate::probe::open_au::{self, OpenAuOptions, Units, DEFAULT_MAX_NR};
 use crate::probe::record::{self, ProbeKind, ProbeRecord, PUBLISHED_TXT};
-use crate::report::probe_report::time;
+use crate::report::render::probe_text::time;
 use crate::units::{format_size, parse_size};
 use anyhow::{bail, Context, Result};
 use clap::Args;

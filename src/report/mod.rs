@@ -3,19 +3,21 @@
 //! summary.csv, JSON and SVG/PNG charts, all written into one output directory.
 //!
 //! By concept, each depending only on those before it:
-//! - [`model`]: the report as data (blocks of rows, verdicts, kernel evidence), and
-//!   the adjustment of its p-values together ([`model::correction`]);
+//! - [`model`]: the report as data (blocks of rows, verdicts, header, setup, kernel
+//!   evidence, a probe's table), and the adjustment of its p-values together
+//!   ([`model::correction`]);
 //! - [`load`]: reading a results directory and building the model from it, from a
-//!   reference CSV, with its setup, host and kernel evidence;
-//! - [`render`]: the model as mail text, markdown, CSV, JSON and charts;
+//!   reference CSV or a probe's record, with its setup, host and kernel evidence;
+//! - [`render`]: the model in words: mail text, markdown, CSV, JSON and charts;
 //! - [`across`]: results directories compared as boots ([`across::compare`]), their
 //!   changes tested with boots as the unit, a board's stored boot-to-boot spread
 //!   ([`across::calibration`]);
 //! - [`ci`]: the model's verdicts as a CI pass/fail ([`ci::gate`]), baselines per
 //!   device identity ([`ci::baseline`]), LAVA test-case signals ([`ci::lava`]).
 //!
-//! [`files`] names the files a report writes and where; [`probe_report`] is the report of a
-//! probe (`mmcab probe`). This module runs the commands: load, build, render, write.
+//! [`files`] names the files a report writes and where; [`probe_report`] writes the report
+//! of a probe (`mmcab probe`; its model [`model::probe`], from [`load::probe`]). This
+//! module runs the commands: load, build, render, write.
 
 pub mod across;
 pub mod ci;
@@ -35,7 +37,7 @@ use files::{
 };
 use load::dir::ResultsDir;
 use load::{reference, results};
-use model::{correction, Report};
+use model::{correction, Note, Report};
 use render::chart::{self, ChartInput};
 use render::{csv, json, markdown, text};
 use std::collections::HashSet;
@@ -94,7 +96,7 @@ fn remove_old_charts(out: &Path) -> Result<()> {
 #[derive(Debug, Clone)]
 pub struct Written {
     /// The report model every file was rendered from (for gates, LAVA and `--json`);
-    /// None for a probe's report, which has its own.
+    /// None for a probe's report (a table, nothing to gate).
     pub report: Option<Report>,
     /// The mail text (also in `dir`/report.txt).
     pub mail: String,
@@ -133,7 +135,9 @@ pub fn write_outputs(input: &ChartInput, out: &Path) -> Result<String> {
     remove_old_charts(out)?;
     // Why a chart is missing belongs to the report's notes.
     let mut report = input.report.clone();
-    report.notes.extend(chart::throughput_notes(input));
+    report
+        .notes
+        .extend(chart::throughput_notes(input).into_iter().map(Note::Chart));
     let report = &report;
     let mail = text::render(report);
     let charts = chart::render_all(input, out)?;
@@ -264,7 +268,11 @@ pub fn compare(opts: &CompareOptions) -> Result<Written> {
     Ok(Written {
         mail,
         dir: out,
-        forced: report.notes.clone(),
+        forced: report
+            .notes
+            .iter()
+            .map(render::wording::note_text)
+            .collect(),
         warnings: warned,
         files: RESULTS_FILES,
         report: Some(report),

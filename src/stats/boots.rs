@@ -165,15 +165,6 @@ impl Model {
             Model::OneBootPerSide => "one_boot_per_side",
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Model::BootMeansWelch => "boot means, Welch t",
-            Model::BootMeansPooled => "boot means, pooled t",
-            Model::Calibrated => "calibrated boot-to-boot spread",
-            Model::OneBootPerSide => "one boot per side: not tested",
-        }
-    }
 }
 
 /// A board's boot-to-boot spread for one config x workload x direction x metric, as

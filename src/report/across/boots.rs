@@ -33,7 +33,7 @@ fn by_boot(block: &Block, row: &ConfigRow, boot_of: BootOfRun) -> Result<Vec<Boo
             anyhow!(
                 "run {run} of {} ({}) is in no boot's runs.csv",
                 row.config,
-                block.title()
+                crate::report::render::wording::block_title(block)
             )
         })?;
         let g = groups.entry(boot).or_default();

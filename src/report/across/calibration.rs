@@ -18,6 +18,7 @@ use crate::report::across::sides::kernel_releases;
 use crate::report::load::dir::ResultsDir;
 use crate::report::load::results;
 use crate::report::model::against;
+use crate::report::model::header::CalibrationUsed;
 use crate::stats::boots::{self, CalibratedSpread};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -121,14 +122,13 @@ impl Calibration {
         Ok(())
     }
 
-    /// One line for a report header.
-    pub fn describe(&self, path: &Path) -> String {
-        format!(
-            "{} ({} A/A boots, Linux {}): the boot-to-boot spread of sides of one boot",
-            path.display(),
-            self.boots.len(),
-            self.kernels.join(", ")
-        )
+    /// For a report header: where it is, and what it was made of.
+    pub fn describe(&self, path: &Path) -> CalibrationUsed {
+        CalibrationUsed {
+            path: path.to_path_buf(),
+            boots: self.boots.len(),
+            kernels: self.kernels.clone(),
+        }
     }
 }
 

@@ -22,8 +22,8 @@ use crate::report::across::sides::relabel;
 pub use crate::report::across::sides::{labels, out_dir, Sides};
 use crate::report::load::dir::ResultsDir;
 use crate::report::load::results;
-use crate::report::model::header::Named;
-use crate::report::model::{Block, Boots, ConfigRow, Report};
+use crate::report::model::header::{Caption, Count, Kernel, Named, Runs, Title};
+use crate::report::model::{Block, Boots, ConfigRow, Note, Report};
 use crate::stats::boots::CalibratedSpread;
 use anyhow::{bail, Result};
 
@@ -169,14 +169,11 @@ pub fn build(
     };
     boots::apply(&mut report.blocks, &boot_of, &cal_of)?;
     if several {
-        report.header.pairs = Some(format!("each config vs the same config of {baseline}"));
+        report.header.pairs = Some(baseline.clone());
     }
     describe(&mut report, sides);
     super::host::describe_sides(&mut report, sides);
-    report.notes = problems
-        .into_iter()
-        .map(|p| format!("COMPARED WITH --force: {p}"))
-        .collect();
+    report.notes = problems.into_iter().map(Note::Forced).collect();
     Ok((report, relabelled.dirs))
 }
 
@@ -184,61 +181,62 @@ pub fn build(
 /// of each side.
 fn describe(report: &mut Report, sides: &Sides) {
     let dirs = &sides.dirs;
-    report.title = format!("mmcab compare: {}", dirs[0].meta.plan_name);
+    report.title = Title::Compare {
+        plan: dirs[0].meta.plan_name.clone(),
+    };
     let summaries: Vec<&str> = dirs
         .iter()
         .map(|d| d.meta.device_summary.as_str())
         .collect();
     if summaries.iter().any(|s| *s != summaries[0]) {
-        let per_label: Vec<String> = labels(dirs)
-            .iter()
-            .zip(&summaries)
-            .map(|(l, s)| format!("{l} = {s}"))
+        let per_label: Vec<(String, String)> = labels(dirs)
+            .into_iter()
+            .zip(summaries.iter().map(|s| s.to_string()))
             .collect();
         if report.header.device.is_some() {
-            report.header.device = Some(Named::Each(per_label.join("; ")));
+            report.header.device = Some(Named::Each(per_label));
         }
     }
-    let kernels = sides.kernels();
+    let kernels: Vec<(String, Kernel)> = sides
+        .kernels()
+        .into_iter()
+        .map(|(name, releases)| {
+            let label = String::new();
+            (name, Kernel { releases, label })
+        })
+        .collect();
     if report.header.kernel.is_some() {
-        report.header.kernel = Some(Named::Each(kernels.join("; ")));
+        report.header.kernel = Some(Named::Each(kernels.clone()));
     }
     let boots = sides.boot_names();
-    let mut n_text = report.n_text();
+    let mut n = report.runs_count();
     if sides.several_boots() {
-        let counts: Vec<String> = boots.iter().map(|(_, b)| b.len().to_string()).collect();
-        let (min, max) = runs_per_boot(report);
-        let per_boot = if min == max {
-            format!("{min}")
-        } else {
-            format!("{min}..{max}")
+        let (min_runs, max_runs) = runs_per_boot(report);
+        n = Count::Boots {
+            per_side: boots.iter().map(|(_, b)| b.len()).collect(),
+            min_runs,
+            max_runs,
         };
-        n_text = format!("{} boots x {per_boot} runs", counts.join("+"));
         if report.header.runs.is_some() {
-            report.header.runs = Some(format!(
-                "{} sides x {} workloads, {n_text} (warm-ups dropped)",
-                sides.names.len(),
-                dirs[0].meta.workloads.len(),
-            ));
+            report.header.runs = Some(Runs::Sides {
+                sides: sides.names.len(),
+                workloads: dirs[0].meta.workloads.len(),
+                n: n.clone(),
+            });
         }
-        let listed: Vec<String> = boots
-            .iter()
-            .map(|(name, dirs)| format!("{name} = {}", dirs.join(", ")))
-            .collect();
-        report.header.boots = Some(listed.join("; "));
+        report.header.boots = Some(boots.clone());
     }
-    report.caption = format!(
-        "{} | Linux {} | {n_text}",
-        device_name(&dirs[0].meta.device_summary),
-        kernels.join(", "),
-    );
+    report.caption = Some(Caption::Measured {
+        device: device_name(&dirs[0].meta.device_summary).to_string(),
+        kernel: Named::Each(kernels),
+        n,
+    });
     report.boots = Some(Boots {
         sides: boots,
         calibration: None,
     });
 }
 
-/// Fewest and most measured runs in one boot over all rows.
 fn runs_per_boot(report: &Report) -> (usize, usize) {
     let spreads = report
         .blocks

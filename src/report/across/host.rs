@@ -5,9 +5,11 @@
 
 use super::sides::{labels, Sides};
 use crate::device::info::HostDriver;
-use crate::report::load::host::{host_text, recorded};
+use crate::report::load::host::recorded;
+use crate::report::model::header::HostEntry;
 use crate::report::model::header::Named;
 use crate::report::model::{RecordedHost, Report};
+use crate::report::render::header::host_text;
 
 /// The directories of `sides` grouped by the host and driver they recorded (those
 /// without a record left out), each group named by the sides it holds whole or else
@@ -84,26 +86,27 @@ pub fn describe_sides(report: &mut Report, sides: &Sides) {
     let recorded: usize = groups.iter().map(|(m, _)| m.len()).sum();
     let entry = match groups.as_slice() {
         [] => None,
-        [(_, h)] if recorded == sides.dirs.len() => Some(Named::One(host_text(h))),
+        [(_, h)] if recorded == sides.dirs.len() => {
+            Some(Named::One(HostEntry::Recorded(h.clone())))
+        }
         [(_, first), ..] => {
-            let each: Vec<String> = groups
+            let each: Vec<(String, HostEntry)> = groups
                 .iter()
                 .enumerate()
                 .map(|(i, (_, h))| {
-                    let text = host_text(h);
-                    let what = if i > 0 && text == host_text(first) {
-                        let changed: Vec<String> = details(first, h)
+                    let what = if i > 0 && host_text(h) == host_text(first) {
+                        let changed = details(first, h)
                             .into_iter()
-                            .map(|(k, _, v)| format!("{k}={v}"))
+                            .map(|(k, _, v)| (k, v))
                             .collect();
-                        format!("the same but {}", changed.join(", "))
+                        HostEntry::SameBut(changed)
                     } else {
-                        text
+                        HostEntry::Recorded(h.clone())
                     };
-                    format!("{} = {what}", h.by.join(", "))
+                    (h.by.join(", "), what)
                 })
                 .collect();
-            Some(Named::Each(each.join("; ")))
+            Some(Named::Each(each))
         }
     };
     report.header.host = entry;
@@ -148,7 +151,7 @@ mod tests {
     use crate::record::Meta;
     use crate::report::load::dir::ResultsDir;
     use crate::report::load::host::describe_dir;
-    use crate::report::model::header::Header;
+    use crate::report::model::header::{Header, Kernel, PlanId};
     use crate::report::render::markdown::host_parameters as markdown;
 
     fn driver(version: &str, params: &[(&str, &str)]) -> HostDriver {
@@ -179,9 +182,7 @@ mod tests {
     }
 
     fn header(report: &Report) -> Vec<String> {
-        report
-            .header
-            .lines()
+        crate::report::render::header::lines(&report.header)
             .iter()
             .map(|(k, v)| format!("{k}: {v}"))
             .collect()
@@ -192,8 +193,14 @@ mod tests {
         Report {
             header: Header {
                 device: Some(Named::One("d".into())),
-                kernel: Some(Named::One("k".into())),
-                plan: Some("p".into()),
+                kernel: Some(Named::One(Kernel {
+                    releases: vec!["k".into()],
+                    label: String::new(),
+                })),
+                plan: Some(PlanId {
+                    name: "p".into(),
+                    sha256: "0123456789abcdef".into(),
+                }),
                 ..Header::default()
             },
             ..Default::default()
@@ -205,7 +212,10 @@ mod tests {
         let mut r = report();
         describe_dir(&mut r, &dir("a", None));
         assert!(r.hosts.is_empty());
-        assert_eq!(header(&r), ["Device: d", "Kernel: k", "Plan: p"]);
+        assert_eq!(
+            header(&r),
+            ["Device: d", "Kernel: k", "Plan: p, sha256 0123456789ab"]
+        );
         describe_dir(&mut r, &dir("a", Some(driver("1.0", &[("seed", "1")]))));
         assert_eq!(
             header(&r),
@@ -213,7 +223,7 @@ mod tests {
                 "Device: d",
                 "Kernel: k",
                 "Host: mmc0, driver simhost (module simhost 1.0)",
-                "Plan: p"
+                "Plan: p, sha256 0123456789ab"
             ]
         );
         let mut md = String::new();
@@ -286,6 +296,9 @@ mod tests {
         let none = Sides::each_dir(vec![dir("x", None), dir("y", None)]);
         let mut r = report();
         describe_sides(&mut r, &none);
-        assert_eq!(header(&r), ["Device: d", "Kernel: k", "Plan: p"]);
+        assert_eq!(
+            header(&r),
+            ["Device: d", "Kernel: k", "Plan: p, sha256 0123456789ab"]
+        );
     }
 }

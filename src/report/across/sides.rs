@@ -71,12 +71,12 @@ impl Sides {
             .map(|(d, _)| d)
     }
 
-    /// `side = kernel release[, release...]` per side.
-    pub fn kernels(&self) -> Vec<String> {
+    /// Each side's name and the kernel releases of its boots.
+    pub fn kernels(&self) -> Vec<(String, Vec<String>)> {
         self.names
             .iter()
             .enumerate()
-            .map(|(side, name)| format!("{name} = {}", kernel_releases(self.of(side)).join(", ")))
+            .map(|(side, name)| (name.clone(), kernel_releases(self.of(side))))
             .collect()
     }
 

@@ -26,6 +26,7 @@
 //! is, else passes.
 
 use crate::report::model::{Block, ConfigRow, Report};
+use crate::report::render::wording::verdict_text;
 use crate::stats::{Verdict, CONFIDENCE};
 use serde::Serialize;
 
@@ -173,9 +174,9 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
     };
     let ci = format!(
         "change {} [{}, {}]",
-        crate::report::model::format_pct(change),
-        crate::report::model::format_pct(ci_low),
-        crate::report::model::format_pct(ci_high)
+        crate::report::render::numbers::format_pct(change),
+        crate::report::render::numbers::format_pct(ci_low),
+        crate::report::render::numbers::format_pct(ci_high)
     );
     // In "better" terms (positive = faster, whatever the metric's direction) the
     // interval's ends are the worst and the best case.
@@ -202,7 +203,7 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
                 Some(t) => by_interval(rule.fail_if, v, interval, t),
             }
         }
-        Some(v) => (GateStatus::Inconclusive, v.as_str().to_string()),
+        Some(v) => (GateStatus::Inconclusive, verdict_text(v).to_string()),
         None => (
             GateStatus::Inconclusive,
             "no verdict (too few runs or boots on a side)".to_string(),
@@ -250,7 +251,7 @@ fn asked(fail_if: FailIf, v: Verdict) -> bool {
 /// the asked direction(s) that the interval leaves open, if any.
 fn by_verdict(fail_if: FailIf, v: Verdict, ci: Interval) -> (GateStatus, String, Option<f64>) {
     if asked(fail_if, v) {
-        return (GateStatus::Fail, v.as_str().to_string(), None);
+        return (GateStatus::Fail, verdict_text(v).to_string(), None);
     }
     let slower = (ci.worst < 0.0 && fail_if != FailIf::Faster).then_some(-ci.worst);
     let faster = (ci.best > 0.0 && fail_if != FailIf::Slower).then_some(ci.best);
@@ -262,11 +263,11 @@ fn by_verdict(fail_if: FailIf, v: Verdict, ci: Interval) -> (GateStatus, String,
         reach.push(format!("a speed-up of up to {:.1}%", x * 100.0));
     }
     if reach.is_empty() {
-        return (GateStatus::Pass, v.as_str().to_string(), None);
+        return (GateStatus::Pass, verdict_text(v).to_string(), None);
     }
     let why = format!(
         "{} (not ruled out: {}; --threshold asks for that)",
-        v.as_str(),
+        verdict_text(v),
         reach.join(", ")
     );
     let open = slower.into_iter().chain(faster).fold(0.0, f64::max);
@@ -290,7 +291,7 @@ fn by_interval(fail_if: FailIf, v: Verdict, ci: Interval, t: f64) -> (GateStatus
     if asked(fail_if, v) && beyond {
         return (
             GateStatus::Fail,
-            format!("{} by more than {}", v.as_str(), pct(t)),
+            format!("{} by more than {}", verdict_text(v), pct(t)),
         );
     }
     let what = fail_if.noun();
@@ -299,7 +300,7 @@ fn by_interval(fail_if: FailIf, v: Verdict, ci: Interval, t: f64) -> (GateStatus
     if slower_ruled_out && faster_ruled_out {
         (
             GateStatus::Pass,
-            format!("{}, a {what} beyond {} ruled out", v.as_str(), pct(t)),
+            format!("{}, a {what} beyond {} ruled out", verdict_text(v), pct(t)),
         )
     } else {
         (
@@ -307,7 +308,7 @@ fn by_interval(fail_if: FailIf, v: Verdict, ci: Interval, t: f64) -> (GateStatus
             format!(
                 "{}, a {what} beyond {} neither ruled out nor shown (more runs or boots \
                  narrow the interval)",
-                v.as_str(),
+                verdict_text(v),
                 pct(t)
             ),
         )

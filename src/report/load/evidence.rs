@@ -11,7 +11,8 @@
 
 use super::dir::ResultsDir;
 use crate::record::EvidenceRow;
-use crate::report::model::evidence::{ConfigEvidence, EvidenceBlock};
+use crate::report::model::evidence::{ConfigEvidence, EvidenceBlock, EvidenceSource};
+use crate::workload::result::Direction;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -53,11 +54,11 @@ pub fn build(dir: &ResultsDir, configs: &[String], workloads: &[String]) -> Vec<
     }
     let mut out = Vec::new();
     for workload in workloads {
-        for direction in ["write", "read"] {
+        for direction in [Direction::Write, Direction::Read] {
             let block: Vec<ConfigEvidence> = configs
                 .iter()
                 .filter_map(|config| {
-                    let key = (workload.as_str(), config.as_str(), direction);
+                    let key = (workload.as_str(), config.as_str(), direction.as_str());
                     let ev = rows.get(&key)?;
                     let bytes = *moved.get(&key)?;
                     let sizes = sizes.remove(&key).unwrap_or_default();
@@ -67,7 +68,7 @@ pub fn build(dir: &ResultsDir, configs: &[String], workloads: &[String]) -> Vec<
             if !block.is_empty() {
                 out.push(EvidenceBlock {
                     workload: workload.clone(),
-                    direction: direction.to_string(),
+                    direction,
                     rows: block,
                 });
             }
@@ -114,7 +115,11 @@ fn summarize(
     let mut row = ConfigEvidence {
         config: config.to_string(),
         runs: runs.len(),
-        source: if traced { "trace" } else { "block stat" }.to_string(),
+        source: if traced {
+            EvidenceSource::Trace
+        } else {
+            EvidenceSource::BlockStat
+        },
         requests: 0,
         requests_per_mib: None,
         size_mean_bytes: None,

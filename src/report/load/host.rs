@@ -4,13 +4,8 @@
 //! emmcsim 1.0)`), the module's parameters in full in report.md and report.json.
 
 use super::dir::ResultsDir;
-use crate::report::model::header::Named;
+use crate::report::model::header::{HostEntry, Named};
 use crate::report::model::{RecordedHost, Report};
-
-/// `mmc0, driver emmcsim (module emmcsim 1.0)`.
-pub fn host_text(h: &RecordedHost) -> String {
-    format!("{}, driver {}", h.host, h.driver.summary())
-}
 
 /// The host of one results directory, when its meta.json recorded the driver.
 pub fn recorded(dir: &ResultsDir) -> Option<RecordedHost> {
@@ -25,6 +20,6 @@ pub fn recorded(dir: &ResultsDir) -> Option<RecordedHost> {
 /// The report of one results directory: its host line and driver, if recorded.
 pub fn describe_dir(report: &mut Report, dir: &ResultsDir) {
     let Some(host) = recorded(dir) else { return };
-    report.header.host = Some(Named::One(host_text(&host)));
+    report.header.host = Some(Named::One(HostEntry::Recorded(host.clone())));
     report.hosts = vec![host];
 }

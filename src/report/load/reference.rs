@@ -10,8 +10,8 @@
 //! `results/reference/X/`.
 
 use crate::plan::sweep::SweepOver;
-use crate::report::model::header::{Header, Named};
-use crate::report::model::{against, rows_for, Block, Metric, Report, SweepPoint};
+use crate::report::model::header::{Caption, Header, Named, Title};
+use crate::report::model::{against, rows_for, Block, Metric, Note, Report, SweepPoint};
 use crate::workload::result::Direction;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
@@ -80,34 +80,18 @@ fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<String> {
 }
 
 /// The report header (source, date, device, conditions, count) and the charts' caption.
-fn header_and_caption(rows: &[ReferenceRow]) -> (Header, String) {
-    let sources = unique(rows.iter().map(|r| r.source.as_str()));
-    let dates = unique(rows.iter().map(|r| r.post_date.as_str()));
+fn header_and_caption(rows: &[ReferenceRow]) -> (Header, Caption) {
     let devices = unique(rows.iter().map(|r| r.device.as_str()));
-    let conditions = unique(rows.iter().map(|r| r.conditions.as_str()));
+    let dates = unique(rows.iter().map(|r| r.post_date.as_str()));
     let header = Header {
-        source: Some(sources.join("; ")),
-        posted: Some(dates.join(", ")),
+        sources: Some(unique(rows.iter().map(|r| r.source.as_str()))),
+        posted: Some(dates.clone()),
         device: Some(Named::One(devices.join("; "))),
-        conditions,
-        numbers: Some(format!("{} published values, n = 1 each", rows.len())),
+        conditions: unique(rows.iter().map(|r| r.conditions.as_str())),
+        numbers: Some(rows.len()),
         ..Header::default()
     };
-    let short_device = if devices.len() == 1 {
-        // The model, without the CID details in parentheses (they are in the header).
-        devices[0]
-            .split(" (")
-            .next()
-            .unwrap_or(&devices[0])
-            .to_string()
-    } else {
-        format!("{} devices", devices.len())
-    };
-    let caption = format!(
-        "{short_device} | as published {} | n = 1 (single published values)",
-        dates.join(", ")
-    );
-    (header, caption)
+    (header, Caption::Published { devices, dates })
 }
 
 /// The report model of a reference CSV.
@@ -160,19 +144,23 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
     let (header, caption) = header_and_caption(rows);
     Ok(Report {
         evidence: Vec::new(),
-        title: "Published numbers as an mmcab report (single values, n = 1)".to_string(),
+        title: Title::Published,
         header,
         hosts: Vec::new(),
-        setup: Vec::new(),
-        caption,
+        setup: None,
+        caption: Some(caption),
         configs,
         baseline,
         published: true,
         blocks,
-        notes: unique(rows.iter().map(|r| r.notes.as_str())),
+        notes: unique(rows.iter().map(|r| r.notes.as_str()))
+            .into_iter()
+            .map(Note::Published)
+            .collect(),
         correction: None,
         tests: 0,
         boots: None,
+        probe: None,
     })
 }
 

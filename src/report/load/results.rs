@@ -19,7 +19,7 @@ use super::dir::ResultsDir;
 use crate::plan::spec::Plan;
 use crate::plan::sweep::SweepOver;
 use crate::record::RunRow;
-use crate::report::model::header::{Header, Named};
+use crate::report::model::header::{Caption, Count, Header, Kernel, Named, PlanId, Runs, Title};
 use crate::report::model::{against, rows_for, BaselineOf, Block, Metric, Report, SweepPoint};
 use crate::workload::result::Direction;
 use anyhow::{bail, Result};
@@ -218,10 +218,6 @@ fn sweep_points(sweeps: &[crate::record::SweepMeta]) -> Vec<(String, SweepPoint)
         .collect()
 }
 
-fn short_sha(sha: &str) -> &str {
-    &sha[..sha.len().min(12)]
-}
-
 /// Report for one results dir: every config against `baseline` (default: the first).
 pub fn build(dir: &ResultsDir, baseline: Option<&str>) -> Result<Report> {
     let (configs, _) = configs_and_workloads(dir);
@@ -249,28 +245,28 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
     } else {
         meta.device_summary.clone()
     };
-    let mut kernel = meta.kernel_release.clone();
-    if !meta.label.is_empty() {
-        kernel = format!("{kernel} (label {})", meta.label);
-    }
+    let kernel = Kernel {
+        releases: vec![meta.kernel_release.clone()],
+        label: meta.label.clone(),
+    };
     let mut report = Report {
-        title: format!("mmcab report: {}", meta.plan_name),
+        title: Title::Results {
+            plan: meta.plan_name.clone(),
+        },
         header: Header {
             device: Some(Named::One(device.clone())),
             kernel: Some(Named::One(kernel.clone())),
-            plan: Some(format!(
-                "{}, sha256 {}",
-                meta.plan_name,
-                short_sha(&meta.plan_sha256)
-            )),
+            plan: Some(PlanId {
+                name: meta.plan_name.clone(),
+                sha256: meta.plan_sha256.clone(),
+            }),
             ..Header::default()
         },
         hosts: Vec::new(),
-        setup: vec![
-            crate::report::load::what_ran::config_section(meta, &configs),
-            crate::report::load::what_ran::workload_section(meta, &workloads),
-        ],
-        caption: String::new(),
+        setup: Some(crate::report::load::what_ran::setup(
+            meta, &configs, &workloads,
+        )),
+        caption: None,
         blocks: blocks(dir, &configs, &workloads, baseline_of),
         evidence: super::evidence::build(dir, &configs, &workloads),
         configs,
@@ -280,17 +276,22 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         correction: None,
         tests: 0,
         boots: None,
+        probe: None,
     };
-    report.header.runs = Some(format!(
-        "{} configs x {} workloads, {} per config ({} warm-up dropped), order {}",
-        report.configs.len(),
-        workloads.len(),
-        report.n_text(),
-        meta.warmup,
-        meta.order
-    ));
+    let n: Count = report.runs_count();
+    report.header.runs = Some(Runs::Configs {
+        configs: report.configs.len(),
+        workloads: workloads.len(),
+        n: n.clone(),
+        warmup: meta.warmup,
+        order: meta.order.to_string(),
+    });
     super::host::describe_dir(&mut report, dir);
-    report.caption = format!("{device} | Linux {kernel} | {}", report.n_text());
+    report.caption = Some(Caption::Measured {
+        device,
+        kernel: Named::One(kernel),
+        n,
+    });
     Ok(report)
 }
 

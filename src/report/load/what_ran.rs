@@ -5,62 +5,39 @@
 //! translation: [`crate::workload::fio`]; iozone's words for `rw = "iozone"` jobs), with
 //! `--scale-down` applied.
 //! Everything comes from meta.json: the configs' recorded `ios` and the plan's text.
+//! The words around them are [`crate::report::render::setup`]'s.
 
-use crate::device::Ios;
 use crate::plan::spec::Plan;
 use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
 use crate::record::Meta;
-use crate::report::model::SetupSection;
+use crate::report::model::{Bus, ConfigSetup, Setup};
 use crate::workload::engine::job::scaled;
 use crate::workload::fio::{fio_job, FioNote};
 
-fn hz(v: u64) -> String {
-    let mhz = v as f64 / 1e6;
-    let text = format!("{mhz:.3}");
-    format!("{} MHz", text.trim_end_matches('0').trim_end_matches('.'))
-}
-
-/// `8-bit, mmc high-speed, 52 MHz` (and the actual clock when the host reports another).
-pub fn bus_text(ios: &Ios) -> String {
-    let mut t = format!(
-        "{}-bit, {}, {}",
-        ios.bus_width_bits,
-        ios.timing,
-        hz(ios.clock_hz)
-    );
-    if let Some(actual) = ios.actual_clock_hz.filter(|a| *a != ios.clock_hz) {
-        t.push_str(&format!(" (actual {})", hz(actual)));
-    }
-    t
-}
-
-/// One line per config: `bus8: bus-width=8; 8-bit, mmc high-speed, 52 MHz`.
-pub fn config_section(meta: &Meta, configs: &[String]) -> SetupSection {
-    let lines = configs
+/// Each config with its knobs and the bus settings recorded before its first run.
+pub fn configs(meta: &Meta, configs: &[String]) -> Vec<ConfigSetup> {
+    configs
         .iter()
         .map(|name| {
             let recorded = meta.configs.iter().find(|c| &c.name == name);
-            let knobs = match recorded {
-                Some(c) if !c.knobs.is_empty() => c
-                    .knobs
+            let knobs = recorded.map_or(Vec::new(), |c| {
+                c.knobs
                     .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                _ => "the device as found".to_string(),
-            };
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            });
             let bus = match (recorded.and_then(|c| c.ios.as_ref()), &meta.device) {
-                (Some(ios), _) => bus_text(ios),
-                (None, None) => "no bus settings (the target is not an MMC card)".into(),
-                (None, Some(_)) => "bus settings not recorded".into(),
+                (Some(ios), _) => Bus::Ios(ios.clone()),
+                (None, None) => Bus::NotMmc,
+                (None, Some(_)) => Bus::NotRecorded,
             };
-            format!("{name}: {knobs}; {bus}")
+            ConfigSetup {
+                name: name.clone(),
+                knobs,
+                bus,
+            }
         })
-        .collect();
-    SetupSection {
-        title: "Configs (bus width, timing, clock from ios before the first run):".into(),
-        lines,
-    }
+        .collect()
 }
 
 /// The parameters of one job: its options as `mmcab export fio` writes them (the one
@@ -155,19 +132,16 @@ pub fn plan_lines(plan: &Plan, workloads: &[String], scale_down: u32) -> Vec<Str
     lines
 }
 
-/// One line per workload measured, from the plan recorded in meta.json.
-pub fn workload_section(meta: &Meta, workloads: &[String]) -> SetupSection {
-    let scale = meta.scale_down.unwrap_or(1).max(1);
-    let title = if scale > 1 {
-        format!("Workloads (fio's words; sizes after --scale-down {scale}):")
-    } else {
-        "Workloads (fio's words):".to_string()
-    };
-    let lines = match toml::from_str::<Plan>(&meta.plan_text) {
-        Ok(plan) => plan_lines(&plan, workloads, scale),
-        Err(_) => vec!["parameters not recorded: meta.json's plan_text is not a plan".into()],
-    };
-    SetupSection { title, lines }
+/// What ran: `configs` as recorded and `workloads` from the plan recorded in meta.json.
+pub fn setup(meta: &Meta, configs: &[String], workloads: &[String]) -> Setup {
+    let scale_down = meta.scale_down.unwrap_or(1).max(1);
+    Setup {
+        configs: self::configs(meta, configs),
+        scale_down,
+        workloads: toml::from_str::<Plan>(&meta.plan_text)
+            .ok()
+            .map(|plan| plan_lines(&plan, workloads, scale_down)),
+    }
 }
 
 #[cfg(test)]
@@ -215,8 +189,6 @@ mod tests {
             iozone_size(512),
             "<512 bytes: not whole KiB, which iozone needs>"
         );
-        assert_eq!(hz(52_000_000), "52 MHz");
-        assert_eq!(hz(25_500_000), "25.5 MHz");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! config, what the driver did in the measured (non-warm-up) runs (built by
 //! [`crate::report::load::evidence`], rendered by [`crate::report::render::evidence`]).
 
+use crate::workload::result::Direction;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -9,8 +10,19 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Serialize)]
 pub struct EvidenceBlock {
     pub workload: String,
-    pub direction: String,
+    pub direction: Direction,
     pub rows: Vec<ConfigEvidence>,
+}
+
+/// Where a config's counts come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum EvidenceSource {
+    /// mmc trace events, in every run.
+    #[serde(rename = "trace")]
+    Trace,
+    /// The block layer's stat deltas (no trace in some run).
+    #[serde(rename = "block stat")]
+    BlockStat,
 }
 
 /// What the kernel did under one config.
@@ -18,8 +30,7 @@ pub struct EvidenceBlock {
 pub struct ConfigEvidence {
     pub config: String,
     pub runs: usize,
-    /// `trace` (mmc trace events) or `block stat` (no trace in some run).
-    pub source: String,
+    pub source: EvidenceSource,
     pub requests: u64,
     pub requests_per_mib: Option<f64>,
     pub size_mean_bytes: Option<f64>,

@@ -1,110 +1,145 @@
-//! The `Key: value` lines after a report's title, as data: every output writes them
-//! from here, in one order and with one set of words.
+//! The header of a report as data: its title, the `Key: value` lines after it and the
+//! charts' caption, each as the names and numbers they are made of. Their words are
+//! [`crate::report::render::header`]'s, in one order for every output.
 
-use serde::{Serialize, Serializer};
+use super::RecordedHost;
+use crate::probe::record::ProbeKind;
+use std::path::PathBuf;
 
-/// A value for the whole report, or one per side or boot of a comparison (its key
-/// then in the plural: `Devices`, `Kernels`, `Hosts`).
+/// What the report is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Named {
-    One(String),
-    Each(String),
+pub enum Title {
+    /// `mmcab report` of a results directory, with its plan's name.
+    Results { plan: String },
+    /// `mmcab compare` of results directories, with the first one's plan name.
+    Compare { plan: String },
+    /// Published numbers (a reference CSV).
+    Published,
+    /// `mmcab probe`'s run against `target`.
+    Probe { kind: ProbeKind, target: String },
+    /// Published flashbench output.
+    PublishedProbe { kind: ProbeKind },
 }
 
-impl Named {
-    fn line(&self, one: &'static str, each: &'static str) -> (&'static str, &str) {
-        match self {
-            Named::One(v) => (one, v),
-            Named::Each(v) => (each, v),
+impl Default for Title {
+    fn default() -> Title {
+        Title::Results {
+            plan: String::new(),
         }
     }
+}
+
+/// A value for the whole report, or one per side or boot of a comparison, each with
+/// the name of the side or boots it is of (the header's key then in the plural:
+/// `Devices`, `Kernels`, `Hosts`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Named<T> {
+    One(T),
+    Each(Vec<(String, T)>),
+}
+
+/// The kernel releases of a results directory or a side, with the directory's label.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Kernel {
+    pub releases: Vec<String>,
+    /// `--label` of the run; empty when none (and in a comparison's sides).
+    pub label: String,
+}
+
+/// The host line of a directory or of a group of a comparison's directories.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostEntry {
+    Recorded(RecordedHost),
+    /// The first group's host and driver, with these module parameters other (name,
+    /// value).
+    SameBut(Vec<(String, String)>),
+}
+
+/// How many runs (or boots) each value of the report is of.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Count {
+    /// Runs per config: the smallest and largest n over all rows.
+    Runs { min: usize, max: usize },
+    /// Boots of each side, and runs per boot (smallest and largest).
+    Boots {
+        per_side: Vec<usize>,
+        min_runs: usize,
+        max_runs: usize,
+    },
+}
+
+/// The plan a results directory ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanId {
+    pub name: String,
+    pub sha256: String,
+}
+
+/// What ran: the matrix of a results directory, or the sides of a comparison of boots.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Runs {
+    Configs {
+        configs: usize,
+        workloads: usize,
+        n: Count,
+        warmup: u32,
+        order: String,
+    },
+    Sides {
+        sides: usize,
+        workloads: usize,
+        n: Count,
+    },
+}
+
+/// The stored calibration a comparison of one-boot sides used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrationUsed {
+    pub path: PathBuf,
+    /// A/A boots it was made of, and their kernel releases.
+    pub boots: usize,
+    pub kernels: Vec<String>,
 }
 
 /// The header of a report; what a source does not have is None (or empty).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Header {
     /// Published numbers: where they were published, and when.
-    pub source: Option<String>,
-    pub posted: Option<String>,
-    pub device: Option<Named>,
+    pub sources: Option<Vec<String>>,
+    pub posted: Option<Vec<String>>,
+    pub device: Option<Named<String>>,
     /// Published numbers: the conditions of each source, one line each.
     pub conditions: Vec<String>,
     /// Published numbers: how many values.
-    pub numbers: Option<String>,
-    pub kernel: Option<Named>,
+    pub numbers: Option<usize>,
+    pub kernel: Option<Named<Kernel>>,
     /// The MMC host and its driver, when meta.json recorded them.
-    pub host: Option<Named>,
-    pub plan: Option<String>,
-    pub runs: Option<String>,
-    /// A comparison of directories with several configs: what each is compared with.
+    pub host: Option<Named<HostEntry>>,
+    pub plan: Option<PlanId>,
+    pub runs: Option<Runs>,
+    /// A comparison of directories with several configs: the side every config is
+    /// compared with (the same config of it).
     pub pairs: Option<String>,
     /// A comparison with several boots in a side: each side's boots.
-    pub boots: Option<String>,
-    /// The stored calibration a comparison of one-boot sides used.
-    pub calibration: Option<String>,
+    pub boots: Option<Vec<(String, Vec<String>)>>,
+    pub calibration: Option<CalibrationUsed>,
+    /// A probe's source (the post a published run comes from, or the mmcab that
+    /// measured it): after the kernel, where a probe's report has always had it.
+    pub cited: Option<String>,
 }
 
-impl Header {
-    /// (key, value) of every line, in the order the outputs write them.
-    pub fn lines(&self) -> Vec<(&'static str, &str)> {
-        let mut out: Vec<(&'static str, &str)> = Vec::new();
-        let plain = [("Source", &self.source), ("Posted", &self.posted)];
-        out.extend(plain.iter().filter_map(|(k, v)| Some((*k, v.as_deref()?))));
-        if let Some(d) = &self.device {
-            out.push(d.line("Device", "Devices"));
-        }
-        out.extend(self.conditions.iter().map(|c| ("Conditions", c.as_str())));
-        if let Some(n) = &self.numbers {
-            out.push(("Numbers", n));
-        }
-        if let Some(k) = &self.kernel {
-            out.push(k.line("Kernel", "Kernels"));
-        }
-        if let Some(h) = &self.host {
-            out.push(h.line("Host", "Hosts"));
-        }
-        let rest = [
-            ("Plan", &self.plan),
-            ("Runs", &self.runs),
-            ("Pairs", &self.pairs),
-            ("Boots", &self.boots),
-            ("Calibration", &self.calibration),
-        ];
-        out.extend(rest.iter().filter_map(|(k, v)| Some((*k, v.as_deref()?))));
-        out
-    }
-}
-
-/// As the list of `[key, value]` pairs report.json has always had.
-impl Serialize for Header {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.lines())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_keep_the_order_and_words_of_the_outputs() {
-        let h = Header {
-            device: Some(Named::Each("a = x; b = y".into())),
-            kernel: Some(Named::One("6.12".into())),
-            host: Some(Named::Each("a = h".into())),
-            plan: Some("p".into()),
-            runs: Some("r".into()),
-            calibration: Some("c".into()),
-            ..Default::default()
-        };
-        let keys: Vec<&str> = h.lines().iter().map(|(k, _)| *k).collect();
-        assert_eq!(
-            keys,
-            ["Devices", "Kernel", "Hosts", "Plan", "Runs", "Calibration"]
-        );
-        assert_eq!(
-            serde_json::to_string(&h).unwrap()[..25],
-            *"[[\"Devices\",\"a = x; b = y"
-        );
-    }
+/// One line for the charts' captions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Caption {
+    /// Measured: the device, the kernel(s) and how many runs or boots.
+    Measured {
+        device: String,
+        kernel: Named<Kernel>,
+        n: Count,
+    },
+    /// Published numbers: the devices and the dates they were published.
+    Published {
+        devices: Vec<String>,
+        dates: Vec<String>,
+    },
 }

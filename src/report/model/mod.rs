@@ -1,10 +1,14 @@
 //! The report as data: one block per workload x direction x metric, one row per config
-//! with its summary, its change against the baseline and its warnings. Every output
-//! (text, markdown, csv, json, charts) renders this one structure.
+//! with its summary, its change against the baseline and its warnings; its title,
+//! header and caption ([`header`]), what ran ([`Setup`]), the kernel evidence
+//! ([`evidence`]) and notes; a probe's table instead of blocks ([`probe`]). Names,
+//! numbers and enums only: every output (text, markdown, csv, json, charts) words this
+//! one structure in [`crate::report::render`].
 
 pub mod correction;
 pub mod evidence;
 pub mod header;
+pub mod probe;
 
 use crate::plan::sweep::SweepOver;
 use crate::stats::boots::{Model, Spread};
@@ -98,16 +102,6 @@ pub struct SweepPoint {
 }
 
 impl Block {
-    pub fn title(&self) -> String {
-        let mut t = self.workload.clone();
-        let direction = self.direction_text();
-        if !direction.is_empty() && !self.workload.contains(direction) {
-            t.push_str(", ");
-            t.push_str(direction);
-        }
-        t
-    }
-
     /// `read`, `write`, or empty when the source does not say.
     pub fn direction_text(&self) -> &'static str {
         self.direction.map_or("", Direction::as_str)
@@ -119,39 +113,61 @@ fn direction_text<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S
     s.serialize_str(d.map_or("", Direction::as_str))
 }
 
-/// A titled list of lines after the header: what was run (configs with their bus
-/// settings, workloads with their parameters).
-#[derive(Debug, Clone, Serialize)]
-pub struct SetupSection {
-    pub title: String,
-    pub lines: Vec<String>,
+/// What was run, after the header (results directories only): the configs with their
+/// knobs and bus settings, the workloads in fio's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    pub configs: Vec<ConfigSetup>,
+    /// `--scale-down` the workloads' sizes are after (1: none).
+    pub scale_down: u32,
+    /// One line per workload, then the notes of the fio export, in fio's words (the
+    /// one translation: [`crate::report::load::what_ran::plan_lines`]); None when
+    /// meta.json's plan_text is not a plan.
+    pub workloads: Option<Vec<String>>,
 }
 
-/// The whole report.
-#[derive(Debug, Clone, Default, Serialize)]
+/// One config as it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigSetup {
+    pub name: String,
+    /// (knob, value) as recorded; empty: the device as found.
+    pub knobs: Vec<(String, String)>,
+    pub bus: Bus,
+}
+
+/// The bus settings of a config, read from debugfs `ios` before its first run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bus {
+    Ios(crate::device::Ios),
+    /// The target is not an MMC card.
+    NotMmc,
+    /// An MMC card whose settings were not recorded.
+    NotRecorded,
+}
+
+/// The whole report (report.json: [`crate::report::render::json`]).
+#[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// First line of the mail text.
-    pub title: String,
-    /// `Key: value` lines after the title (device, kernel, plan, runs).
+    /// What the report is (the first line of the mail text).
+    pub title: header::Title,
+    /// The `Key: value` lines after the title (device, kernel, plan, runs).
     pub header: header::Header,
     /// The MMC host's driver as meta.json recorded it (`device.host_driver`), one per
     /// different record in a comparison; empty when none was recorded (older mmcab).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<RecordedHost>,
-    /// What was run, after the header (empty for published numbers).
-    pub setup: Vec<SetupSection>,
-    /// One line for chart captions: device, kernel, n.
-    pub caption: String,
+    /// What was run, after the header (None for published numbers and probes).
+    pub setup: Option<Setup>,
+    /// What the charts' captions say: device, kernel, n.
+    pub caption: Option<header::Caption>,
     pub configs: Vec<String>,
     pub baseline: String,
     /// Single published values (results/reference): no spread, no tests.
     pub published: bool,
     pub blocks: Vec<Block>,
     /// Notes printed at the end (e.g. identity mismatches under --force).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// What the kernel did per workload x direction and config (results directories
     /// with evidence.csv only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<evidence::EvidenceBlock>,
     /// How the p-values were adjusted together; None until they are (and for
     /// published values, which have none).
@@ -160,6 +176,20 @@ pub struct Report {
     pub tests: usize,
     /// Set when the report compares results directories as boots.
     pub boots: Option<Boots>,
+    /// Set for the report of a probe, whose body is its table (no blocks).
+    pub probe: Option<probe::Probe>,
+}
+
+/// A note at the end of a report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// A published source's own note (reference CSVs).
+    Published(String),
+    /// What differs between the directories of a comparison made with `--force`
+    /// (device identity, plan, `--scale-down`).
+    Forced(String),
+    /// Why a chart is missing, in the charts' words.
+    Chart(String),
 }
 
 /// The MMC host and its driver as a results directory's meta.json recorded them.
@@ -175,12 +205,12 @@ pub struct RecordedHost {
 }
 
 /// The boots of a comparison across boots.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Boots {
     /// Each side's name and its boots (results directory names), base first.
     pub sides: Vec<(String, Vec<String>)>,
-    /// The stored calibration used for one-boot sides, described for the header.
-    pub calibration: Option<String>,
+    /// The stored calibration used for one-boot sides.
+    pub calibration: Option<header::CalibrationUsed>,
 }
 
 impl Boots {
@@ -211,11 +241,10 @@ impl Report {
         (min, ns.max().unwrap_or(0))
     }
 
-    pub fn n_text(&self) -> String {
-        match self.n_range() {
-            (a, b) if a == b => format!("n = {a}"),
-            (a, b) => format!("n = {a}..{b}"),
-        }
+    /// Runs per config, as the header and the captions count them.
+    pub fn runs_count(&self) -> header::Count {
+        let (min, max) = self.n_range();
+        header::Count::Runs { min, max }
     }
 }
 
@@ -285,46 +314,6 @@ pub fn rows_for(
         .collect()
 }
 
-/// Format a value with about four significant digits, no exponent.
-pub fn format_value(v: f64) -> String {
-    if v.is_nan() {
-        return "-".to_string();
-    }
-    let a = v.abs();
-    let decimals = if a >= 1000.0 {
-        0
-    } else if a >= 100.0 {
-        1
-    } else if a >= 10.0 {
-        2
-    } else {
-        3
-    };
-    format!("{v:.decimals$}")
-}
-
-/// A fraction as a percentage with one decimal and no sign (`12.3`), `-` when not a
-/// number.
-pub fn format_percent(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:.1}", v * 100.0)
-    } else {
-        "-".to_string()
-    }
-}
-
-/// A relative change as a signed percentage; `from 0` for a change from a value of 0
-/// (a published 0, say), which no percentage describes.
-pub fn format_pct(rel: f64) -> String {
-    if rel.is_nan() {
-        "-".to_string()
-    } else if rel.is_infinite() {
-        "from 0".to_string()
-    } else {
-        format!("{:+.1}%", rel * 100.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,19 +336,5 @@ mod tests {
         assert!(rows[0].change.is_none());
         assert_eq!(rows[1].verdict, Some(Verdict::Faster));
         assert_eq!(rows[1].runs, vec![2.0, 4.0, 6.0]);
-    }
-
-    #[test]
-    fn values_keep_about_four_digits() {
-        assert_eq!(format_value(3034.44), "3034");
-        assert_eq!(format_value(22.514), "22.51");
-        assert_eq!(format_value(5.8), "5.800");
-        assert_eq!(format_pct(-0.2314), "-23.1%");
-        assert_eq!(
-            format_pct(5.0 / 0.0),
-            "from 0",
-            "a change from a published 0"
-        );
-        assert_eq!(format_pct(-5.0 / 0.0), "from 0");
     }
 }

@@ -5,6 +5,7 @@
 //! row's side, its spread (fractions of its mean), how the change was tested and the
 //! boots per side that would resolve it.
 
+use super::numbers::warning_text;
 use crate::report::model::Report;
 use anyhow::Result;
 
@@ -59,7 +60,7 @@ pub fn render(report: &Report) -> Result<String> {
                 Some(c) => (num(c.rel), num(c.ci_low), num(c.ci_high), num(c.p)),
                 None => Default::default(),
             };
-            let warnings: Vec<String> = r.warnings.iter().map(|w| w.message()).collect();
+            let warnings: Vec<String> = r.warnings.iter().map(warning_text).collect();
             let across: [String; 8] = match &r.across {
                 Some(a) => [
                     a.spread.boots.to_string(),
@@ -94,7 +95,7 @@ pub fn render(report: &Report) -> Result<String> {
                 hi,
                 p,
                 r.verdict
-                    .map(|v| v.as_str().to_string())
+                    .map(|v| super::wording::verdict_text(v).to_string())
                     .unwrap_or_default(),
                 warnings.join("; "),
                 r.q.map_or(String::new(), num),

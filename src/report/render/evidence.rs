@@ -2,7 +2,18 @@
 //! report.md (a table per workload x direction with every column).
 
 use super::columns::{ascii, MAX_COLUMNS, NAME_COLUMNS};
-use crate::report::model::{format_value, Report};
+use super::numbers::format_value;
+use crate::report::model::evidence::EvidenceSource;
+use crate::report::model::Report;
+use crate::workload::result::Direction;
+
+/// `trace` or `block stat`.
+fn source_text(s: EvidenceSource) -> &'static str {
+    match s {
+        EvidenceSource::Trace => "trace",
+        EvidenceSource::BlockStat => "block stat",
+    }
+}
 
 /// Three significant digits, no trailing zeros (`512`, `95.1`, `0.21`), `-` for none.
 fn short(v: Option<f64>) -> String {
@@ -31,15 +42,15 @@ fn pct(v: Option<f64>) -> String {
 /// The mail lines of one headline block: a header and one line per config, at most 72
 /// columns: requests per MiB, request size mean/p99 (KiB), device latency mean/p99 (ms),
 /// CMD23 and packed shares.
-pub fn mail_lines(out: &mut String, report: &Report, workload: &str, direction: &str) {
+pub fn mail_lines(out: &mut String, report: &Report, workload: &str, direction: Option<Direction>) {
     let Some(block) = report
         .evidence
         .iter()
-        .find(|b| b.workload == workload && b.direction == direction)
+        .find(|b| b.workload == workload && Some(b.direction) == direction)
     else {
         return;
     };
-    let traced = block.rows.iter().all(|r| r.source == "trace");
+    let traced = block.rows.iter().all(|r| r.source == EvidenceSource::Trace);
     let what = if traced {
         "kernel (trace)"
     } else {
@@ -108,7 +119,11 @@ pub fn markdown(report: &Report) -> String {
          packed and CQE: share of all requests.\n",
     );
     for b in &report.evidence {
-        out.push_str(&format!("\n### {}, {}\n\n", b.workload, b.direction));
+        out.push_str(&format!(
+            "\n### {}, {}\n\n",
+            b.workload,
+            b.direction.as_str()
+        ));
         out.push_str(
             "| config | runs | source | requests | req/MiB | size mean | size p99 | \
              latency mean | latency p99 | CMD23 | open-ended | packed | CQE | errors | \
@@ -128,7 +143,7 @@ pub fn markdown(report: &Report) -> String {
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {pack} |\n",
                 r.config,
                 r.runs,
-                r.source,
+                source_text(r.source),
                 r.requests,
                 short(r.requests_per_mib),
                 size(r.size_mean_bytes),

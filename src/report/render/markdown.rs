@@ -1,11 +1,11 @@
 //! `report.md`: the header, then one table per workload x direction x metric (all
 //! metrics, not only the headline ones), change and verdict per config.
 
-use crate::report::model::{format_pct, format_value, Block, ConfigRow, Report};
-use crate::stats::format_p;
+use super::numbers::{format_p, format_pct, format_value, warning_text};
+use crate::report::model::{Block, ConfigRow, Report};
 
 pub fn render(report: &Report, charts: &[String]) -> String {
-    let mut out = format!("# {}\n\n", report.title);
+    let mut out = format!("# {}\n\n", super::header::title(&report.title));
     header(&mut out, report);
     for b in &report.blocks {
         block(&mut out, b, report.correction.is_some());
@@ -16,7 +16,12 @@ pub fn render(report: &Report, charts: &[String]) -> String {
     }
     let notes: Vec<String> = crate::report::render::wording::notes(report)
         .into_iter()
-        .chain(report.notes.iter().cloned())
+        .chain(
+            report
+                .notes
+                .iter()
+                .map(crate::report::render::wording::note_text),
+        )
         .collect();
     if !notes.is_empty() {
         out.push_str("\n## Notes\n\n");
@@ -35,11 +40,11 @@ pub fn render(report: &Report, charts: &[String]) -> String {
 
 /// The header list: the report's header fields, its setup, baseline and method.
 fn header(out: &mut String, report: &Report) {
-    for (key, value) in report.header.lines() {
+    for (key, value) in super::header::lines(&report.header) {
         out.push_str(&format!("- **{key}:** {value}\n"));
     }
     host_parameters(out, report);
-    for section in &report.setup {
+    for section in &super::setup::sections(report.setup.as_ref()) {
         out.push_str(&format!("- **{}**\n", section.title.trim_end_matches(':')));
         for line in &section.lines {
             out.push_str(&format!("  - {line}\n"));
@@ -62,7 +67,7 @@ fn block(out: &mut String, b: &Block, adjusted: bool) {
     };
     out.push_str(&format!(
         "\n## {}: {} ({better} is better)\n\n",
-        b.title(),
+        crate::report::render::wording::block_title(b),
         b.metric.unit
     ));
     let (q_head, q_rule) = if adjusted {
@@ -81,7 +86,7 @@ fn block(out: &mut String, b: &Block, adjusted: bool) {
     }
     for r in &b.rows {
         for w in &r.warnings {
-            out.push_str(&format!("\n> warning: {}: {}\n", r.config, w.message()));
+            out.push_str(&format!("\n> warning: {}: {}\n", r.config, warning_text(w)));
         }
     }
 }
@@ -113,7 +118,7 @@ fn row(r: &ConfigRow, adjusted: bool) -> String {
                 format!("{} .. {}", format_pct(c.ci_low), format_pct(c.ci_high))
             },
             format_p(c.p),
-            v.as_str().to_string(),
+            crate::report::render::wording::verdict_text(v).to_string(),
         ),
         _ => ("(A)".into(), String::new(), String::new(), String::new()),
     };

@@ -2,8 +2,9 @@
 //! Only headline blocks (see `results.rs`) are shown; every line is checked for width.
 
 use super::columns::{ascii, cut, wrap, NAME_COLUMNS};
-use crate::report::model::{format_value, Block, ConfigRow, Report};
-use crate::report::render::wording;
+use super::numbers::{format_value, warning_text};
+use crate::report::model::{Block, ConfigRow, Report};
+use crate::report::render::{header, wording};
 
 /// Widest config column of the measured table (the other columns take 38).
 const MAX_NAME_COLUMNS: usize = 34;
@@ -28,7 +29,7 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
         2,
         &ascii(&format!(
             "{}: {} ({better})",
-            block.title(),
+            wording::block_title(block),
             block.metric.unit
         )),
     );
@@ -60,11 +61,11 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
                 out,
                 2,
                 4,
-                &format!("! {}: {}", ascii(&row.config), w.message()),
+                &format!("! {}: {}", ascii(&row.config), warning_text(w)),
             );
         }
     }
-    super::evidence::mail_lines(out, report, &block.workload, block.direction_text());
+    super::evidence::mail_lines(out, report, &block.workload, block.direction);
 }
 
 /// One row per config: mean, 95% CI half-width, CV and n of its runs.
@@ -98,12 +99,15 @@ fn runs_table(out: &mut String, report: &Report, block: &Block, name_w: usize) {
 
 /// The whole mail text.
 pub fn render(report: &Report) -> String {
+    if let Some(probe) = &report.probe {
+        return super::probe_text::render(report, probe);
+    }
     let mut out = String::new();
-    wrap(&mut out, 0, 2, &ascii(&report.title));
-    for (key, value) in report.header.lines() {
+    wrap(&mut out, 0, 2, &ascii(&header::title(&report.title)));
+    for (key, value) in header::lines(&report.header) {
         wrap(&mut out, 0, 8, &ascii(&format!("{key}: {value}")));
     }
-    for section in &report.setup {
+    for section in &super::setup::sections(report.setup.as_ref()) {
         wrap(&mut out, 0, 2, &ascii(&section.title));
         for line in &section.lines {
             wrap(&mut out, 2, 4, &ascii(line));
@@ -126,7 +130,7 @@ pub fn render(report: &Report) -> String {
     }
     let notes: Vec<String> = wording::notes(report)
         .into_iter()
-        .chain(report.notes.iter().cloned())
+        .chain(report.notes.iter().map(wording::note_text))
         .collect();
     if !notes.is_empty() {
         out.push('\n');

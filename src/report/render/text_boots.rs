@@ -3,7 +3,8 @@
 //! and the within-boot spread (pooled sd of the runs in a boot), and boots x runs.
 
 use super::columns::{ascii, cut};
-use crate::report::model::{format_percent, format_value, Block, Boots, Report};
+use super::numbers::{format_percent, format_value};
+use crate::report::model::{Block, Boots, Report};
 use crate::stats::boots::Spread;
 
 /// `3 x 5`, or `3 x 4-5` when boots have different numbers of runs.
@@ -73,7 +74,7 @@ pub fn markdown(out: &mut String, report: &Report, boots: &Boots) {
             };
             out.push_str(&format!(
                 "| {} | {} [{}] | {} | {} | {} | {ci} | {}% | {}% | {}% | {} | {} |\n",
-                block.title(),
+                crate::report::render::wording::block_title(block),
                 block.metric.key,
                 block.metric.unit,
                 row.config,
@@ -82,7 +83,7 @@ pub fn markdown(out: &mut String, report: &Report, boots: &Boots) {
                 format_percent(s.boot_cv()),
                 format_percent(s.run_cv()),
                 format_percent(s.between_cv()),
-                a.model.map_or("(A)", |m| m.as_str()),
+                a.model.map_or("(A)", super::wording::model_text),
                 a.boots_needed.map_or(String::new(), |m| m.to_string()),
             ));
         }

@@ -2,7 +2,8 @@
 //! metric, direction and sweep, or the metrics side by side for one config.
 
 use super::columns::{ascii, name_cell, wrap, MAX_COLUMNS, NAME_COLUMNS};
-use crate::report::model::{format_pct, Block, Report};
+use super::numbers::format_pct;
+use crate::report::model::{Block, Report};
 use crate::workload::result::Direction;
 
 /// A published value as written in the source (shortest form, no added digits).

@@ -1,9 +1,51 @@
-//! Words shared by the mail text and the markdown: how the report tested (the method
-//! line), one line per change, and the notes a report ends with.
+//! Words shared by the mail text, the markdown and the charts: a block's title, how the
+//! report tested (the method line), one line per change, and the notes a report ends
+//! with.
 
-use crate::report::model::{format_pct, ConfigRow, Report};
+use super::numbers::{format_p, format_pct};
+use crate::report::model::{Block, ConfigRow, Note, Report};
 use crate::stats::boots::Model;
-use crate::stats::{format_p, Verdict};
+use crate::stats::Verdict;
+use crate::workload::result::Direction;
+
+/// The workload's name, then its direction unless the name already says it: a name
+/// that says both (`long-read-long-write`, whose read and write blocks would read
+/// alike) or neither gets it.
+pub fn block_title(block: &Block) -> String {
+    let mut t = block.workload.clone();
+    let says = |d: Direction| block.workload.contains(d.as_str());
+    let said = match block.direction {
+        Some(Direction::Read) => says(Direction::Read) && !says(Direction::Write),
+        Some(Direction::Write) => says(Direction::Write) && !says(Direction::Read),
+        None => true,
+    };
+    if !said {
+        t.push_str(", ");
+        t.push_str(block.direction_text());
+    }
+    t
+}
+
+/// A verdict in the report's words (also summary.csv's `verdict` column and the gates').
+pub fn verdict_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::NoSignificantChange => "no significant change",
+        Verdict::NotTested => "not tested (n < 2)",
+        Verdict::OneBootPerSide => "not called (one boot per side)",
+    }
+}
+
+/// How a change across boots was tested, for report.md.
+pub fn model_text(m: Model) -> &'static str {
+    match m {
+        Model::BootMeansWelch => "boot means, Welch t",
+        Model::BootMeansPooled => "boot means, pooled t",
+        Model::Calibrated => "calibrated boot-to-boot spread",
+        Model::OneBootPerSide => "one boot per side: not tested",
+    }
+}
 
 /// What the numbers mean and how they were tested, in one paragraph (after the name of
 /// the baseline).
@@ -81,7 +123,7 @@ pub fn change_line(row: &ConfigRow, versus: &str, base: Option<&ConfigRow>) -> O
                 format_pct(change.ci_low),
                 format_pct(change.ci_high),
                 if calibrated { ", calibrated" } else { "" },
-                v.as_str()
+                verdict_text(v)
             );
             if let (Verdict::NoSignificantChange, Some(a)) = (v, across) {
                 match a.boots_needed {
@@ -95,6 +137,14 @@ pub fn change_line(row: &ConfigRow, versus: &str, base: Option<&ConfigRow>) -> O
             line
         }
     })
+}
+
+/// A note of the model as the report ends with it.
+pub fn note_text(note: &Note) -> String {
+    match note {
+        Note::Published(text) | Note::Chart(text) => text.clone(),
+        Note::Forced(difference) => format!("COMPARED WITH --force: {difference}"),
+    }
 }
 
 /// Notes that explain a verdict the report could not give.
@@ -117,4 +167,40 @@ pub fn notes(report: &Report) -> Vec<String> {
          (A/A boots)."
             .to_string(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::Metric;
+
+    /// Read and write blocks of a workload named for both (packed-2012's mixed
+    /// workloads) are told apart; a name that says its direction is not repeated.
+    #[test]
+    fn titles_say_the_direction_a_name_leaves_open() {
+        let block = |workload: &str, direction: Option<Direction>| Block {
+            workload: workload.to_string(),
+            direction,
+            metric: Metric::new("mb_per_s", "MB/s", true),
+            headline: true,
+            block_size_bytes: None,
+            sweep: None,
+            sweeps: Vec::new(),
+            rows: Vec::new(),
+        };
+        let title = |w: &str, d: Option<Direction>| block_title(&block(w, d));
+        let mixed = "long-read-long-write";
+        assert_eq!(
+            title(mixed, Some(Direction::Read)),
+            "long-read-long-write, read"
+        );
+        assert_eq!(
+            title(mixed, Some(Direction::Write)),
+            "long-read-long-write, write"
+        );
+        assert_eq!(title("seq-write", Some(Direction::Write)), "seq-write");
+        assert_eq!(title("seq-read", Some(Direction::Read)), "seq-read");
+        assert_eq!(title("randrw", Some(Direction::Read)), "randrw, read");
+        assert_eq!(title("long write", None), "long write");
+    }
 }

@@ -3,7 +3,8 @@
 
 use super::draw::{color, DrawResult, PanelGrid, FONT};
 use crate::report::files::file_stem;
-use crate::report::model::{format_pct, format_value, Report};
+use crate::report::model::Report;
+use crate::report::render::numbers::{format_pct, format_value};
 use crate::stats::Verdict;
 use plotters::coord::combinators::BindKeyPoints;
 use plotters::coord::Shift;
@@ -57,7 +58,7 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                 .filter(|b| b.headline && b.metric.key == key)
                 .filter(|b| !(report.published && b.sweep.is_some()))
                 .map(|b| BarPanel {
-                    title: b.title(),
+                    title: crate::report::render::wording::block_title(b),
                     unit: b.metric.unit.clone(),
                     bars: b
                         .rows
@@ -93,7 +94,7 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                 BarChart {
                     published: report.published,
                     title: format!("{unit} per workload, A = {}: {what}", report.baseline),
-                    caption: report.caption.clone(),
+                    caption: crate::report::render::header::caption(report),
                     panels,
                 },
             )

@@ -98,7 +98,7 @@ pub fn latency_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
                 format!("latency-cdf-{}-{}", file_stem(&w), file_stem(&d)),
                 LineChart {
                     title: format!("{w}, {d}: completion latency CDF, one line per run"),
-                    caption: input.report.caption.clone(),
+                    caption: crate::report::render::header::caption(input.report),
                     panels: vec![LinePanel {
                         title: format!("{w} {d} [us, log scale]"),
                         x_desc: "completion latency [us]".into(),

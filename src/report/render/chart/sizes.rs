@@ -95,7 +95,7 @@ pub fn size_chart(report: &Report) -> Option<(String, SizeChart)> {
                 })
                 .collect();
             Panel {
-                title: format!("{}, {}", b.workload, b.direction),
+                title: format!("{}, {}", b.workload, b.direction.as_str()),
                 classes,
                 series,
             }
@@ -106,7 +106,7 @@ pub fn size_chart(report: &Report) -> Option<(String, SizeChart)> {
             "request-sizes".to_string(),
             SizeChart {
                 title: "Request sizes the mmc driver got (% of each config's requests)".into(),
-                caption: report.caption.clone(),
+                caption: crate::report::render::header::caption(report),
                 panels,
             },
         )

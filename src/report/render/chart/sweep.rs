@@ -81,7 +81,7 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
                 format!("sweep-{}-{}", file_stem(&sweep), file_stem(direction)),
                 LineChart {
                     title: format!("{sweep} {direction}: against {}, {what}", over.as_str()),
-                    caption: report.caption.clone(),
+                    caption: crate::report::render::header::caption(report),
                     panels,
                 },
             )

@@ -142,7 +142,7 @@ pub fn throughput_charts(input: &ChartInput) -> Vec<(String, LineChart)> {
                 format!("throughput-{}", file_stem(&w)),
                 LineChart {
                     title: format!("{w}: write throughput over time, one line per run"),
-                    caption: input.report.caption.clone(),
+                    caption: crate::report::render::header::caption(input.report),
                     panels: vec![LinePanel {
                         title: format!("{w} [MB/s in each time bin]"),
                         x_desc: "time since start of run [s] (middle of each bin)".into(),

@@ -1,7 +1,16 @@
-//! Tests of [`super`] (probe_report.rs).
+//! Tests of [`super`] (probe_text.rs).
 
 use super::*;
 use crate::probe::align::Confidence;
+use crate::probe::flashbench;
+use crate::probe::measure::published_records;
+use crate::report::load;
+use crate::report::render::text;
+
+/// The mail text of `r`'s report, alone.
+fn mail(r: &ProbeRecord) -> String {
+    text::render(&load::probe::build(r, &[]))
+}
 
 #[test]
 fn times_print_as_flashbench_does() {
@@ -24,12 +33,12 @@ fn published_zeros_are_flagged_and_not_estimated() {
         $ ./flashbench /dev/sda --open-au --open-au-nr=5 2MiB 4M/s 1MiB 0B/s 512KiB 0B/s \
         256KiB 0B/s\n";
     let records = published_records(&flashbench::parse(text).unwrap());
-    let align = render(&records[0], &[]);
+    let align = mail(&records[0]);
     assert!(
         align.contains("0ns (no time)") && align.contains("(no time: a time of 0"),
         "{align}"
     );
-    let au = render(&records[1], &[]);
+    let au = mail(&records[1]);
     assert!(
         au.contains("0*") && au.contains("*: no rate measured"),
         "{au}"
@@ -65,7 +74,7 @@ fn slow_and_remeasured_rows_are_said() {
     let mut records = published_records(&flashbench::parse(text).unwrap());
     records[0].align[0].remeasured = 3;
     records[0].align[1].remeasured = 1;
-    let t = render(&records[0], &[]);
+    let t = mail(&records[0]);
     assert!(t.contains("5us (slow)"), "{t}");
     assert!(t.contains("slow: plain reads over 2x"), "{t}");
     assert!(
