@@ -33,7 +33,7 @@ pub mod uring;
 pub mod window;
 
 pub use clone_io::Cancelled;
-pub use io_error::{IoFailure, IoOp};
+pub use io_error::{IoFailure, IoOp, WorkloadError};
 pub use measured_window::{MeasuredWindow, Unwatched};
 pub use options::{new_run_id, EngineOptions};
 pub use result::WorkloadResult;
@@ -72,8 +72,13 @@ enum EngineImpl {
 /// Everything that can be checked without doing I/O: the jobs' values, the write
 /// permission and the regions against the target. Run it for every workload of a plan
 /// before running the first one.
-pub fn check_workload(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result<()> {
-    prepare(spec, target, opts).map(|_| ())
+pub fn check_workload(
+    spec: &WorkloadSpec,
+    target: &Target,
+    opts: &EngineOptions,
+) -> Result<(), WorkloadError> {
+    prepare(spec, target, opts)?;
+    Ok(())
 }
 
 fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result<Vec<ClonePlan>> {
@@ -92,6 +97,15 @@ fn prepare(spec: &WorkloadSpec, target: &Target, opts: &EngineOptions) -> Result
 /// Run every job of `spec` at the same time against `target`; return what was measured.
 /// `window` hears when the measured I/O begins and ends ([`measured_window`]).
 pub fn run_workload(
+    spec: &WorkloadSpec,
+    target: &Target,
+    opts: &EngineOptions,
+    window: &dyn MeasuredWindow,
+) -> Result<WorkloadResult, WorkloadError> {
+    Ok(run(spec, target, opts, window)?)
+}
+
+fn run(
     spec: &WorkloadSpec,
     target: &Target,
     opts: &EngineOptions,

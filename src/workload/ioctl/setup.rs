@@ -2,32 +2,76 @@
 //! Every refusal is one line naming the workload, the job, the reason and what to do.
 //!
 //! Facts about the card ([`RawAccess`]) and the kernel's CMD23 pass-through
-//! ([`SbcVerdict`]) are found once per target and kept in its [`CardCache`].
+//! ([`SbcVerdict`]) are found once per target and kept in its [`CardCache`]. A card
+//! whose node cannot be opened is a failed I/O ([`IoFailure`], exit status 4) like the
+//! other engines' open, not a refusal.
 
 use super::plan_keys::{takes_packed, Packed};
-use crate::device::raw_access::RawAccess;
+use crate::device::raw_access::{NodeOpenFailed, RawAccess};
 use crate::evidence::sbc::{self, SbcVerdict};
+use crate::workload::io_error::{errno_text, IoFailure, IoOp};
 use crate::workload::job::ClonePlan;
 use crate::workload::options::EngineOptions;
 use crate::workload::spec::Engine;
 use crate::workload::target::{Target, TargetKind};
 use anyhow::{anyhow, bail, Result};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 /// What the ioctl engine found out about a target, once.
 #[derive(Debug, Default)]
 pub struct CardCache {
-    access: OnceLock<Result<Arc<RawAccess>, String>>,
+    access: OnceLock<Result<Arc<RawAccess>, AccessError>>,
     sbc: OnceLock<SbcVerdict>,
 }
 
+/// Why the ioctl engine has no card behind a target (kept, so each job hears the same).
+#[derive(Debug, Clone)]
+pub enum AccessError {
+    /// Not a card the engine may send commands to: the one-line reason.
+    Refused(String),
+    /// The card's node could not be opened: the node and the errno.
+    Open { node: PathBuf, errno: i32 },
+}
+
+impl AccessError {
+    /// As the error of `job` of `workload`: a refusal names both; a failed open is the
+    /// job's [`IoFailure`], as the other engines' open of the target is.
+    pub fn for_job(&self, workload: &str, job: &str) -> anyhow::Error {
+        match self {
+            AccessError::Refused(why) => anyhow!("workload '{workload}', job '{job}': {why}"),
+            AccessError::Open { node, errno } => anyhow::Error::from(
+                IoFailure::new(IoOp::Open, None, 0, node, job)
+                    .errno(&std::io::Error::from_raw_os_error(*errno)),
+            )
+            .context(format!("workload '{workload}'")),
+        }
+    }
+}
+
+impl std::fmt::Display for AccessError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AccessError::Refused(why) => f.write_str(why),
+            AccessError::Open { node, errno } => write!(
+                f,
+                "engine = \"ioctl\": {}: cannot open: {}",
+                node.display(),
+                errno_text(*errno)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AccessError {}
+
 impl CardCache {
     /// The card behind the target (opened and checked the first time).
-    pub fn access(&self, target: &Target) -> Result<Arc<RawAccess>> {
+    pub fn access(&self, target: &Target) -> Result<Arc<RawAccess>, AccessError> {
         self.access
             .get_or_init(|| {
                 if target.kind != TargetKind::BlockDevice {
-                    return Err(format!(
+                    return Err(AccessError::Refused(format!(
                         "{}: engine = \"ioctl\" sends MMC commands to an eMMC, and this is a {}: \
                          use engine = \"sync\" or \"io_uring\", or pass /dev/mmcblkN",
                         target.path.display(),
@@ -35,14 +79,19 @@ impl CardCache {
                             TargetKind::File => "regular file",
                             _ => "directory",
                         }
-                    ));
+                    )));
                 }
-                RawAccess::open(&target.path)
-                    .map(Arc::new)
-                    .map_err(|e| format!("engine = \"ioctl\": {e:#}"))
+                RawAccess::open(&target.path).map(Arc::new).map_err(|e| {
+                    match e.downcast_ref::<NodeOpenFailed>() {
+                        Some(open) => AccessError::Open {
+                            node: open.node.clone(),
+                            errno: open.source.raw_os_error().unwrap_or(libc::EIO),
+                        },
+                        None => AccessError::Refused(format!("engine = \"ioctl\": {e:#}")),
+                    }
+                })
             })
             .clone()
-            .map_err(|e| anyhow!(e))
     }
 
     /// Whether this kernel passes CMD23 on as `mrq.sbc` (looked at the first time).
@@ -129,7 +178,7 @@ pub fn check(
         let access = target
             .ioctl
             .access(target)
-            .map_err(|e| at(format!("{e:#}")))?;
+            .map_err(|e| e.for_job(workload, &job.name))?;
         if job.rw.writes() {
             access.check_writable().map_err(|e| at(format!("{e:#}")))?;
         }
