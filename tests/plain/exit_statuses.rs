@@ -4,11 +4,6 @@
 //! the named test of the tier that has what it needs (a card for `probe packed`, a loop
 //! device for the engine's verify, the results fixtures of the gates), which must exist.
 //! The match on the kind is exhaustive: a new row of the table needs its test.
-//!
-//! `probe packed`'s 5 has no scenario on a card yet (the simulated card would have to
-//! stop answering between the probe's read of its region and its write): the unit tests
-//! named below fail the region's write-back on a real file and hold the error to the
-//! kind.
 
 use mmcab::exit::{Kind, TABLE};
 use std::path::Path;
@@ -78,6 +73,10 @@ fn produced(kind: Kind) -> Vec<Produced> {
             ),
         ],
         Kind::ProbeNotRestored => vec![
+            Test(
+                "tests/guest/emmcsim_faults.rs",
+                "probe_packed_on_a_card_that_stops_answering_cannot_put_back_and_exits_5",
+            ),
             Test(
                 "src/probe/packed_run.rs",
                 "a_region_that_cannot_be_written_back_is_reported_with_where_it_is",
