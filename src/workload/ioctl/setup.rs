@@ -217,6 +217,30 @@ mod tests {
     }
 
     #[test]
+    fn a_node_that_cannot_be_opened_is_the_jobs_failed_open() {
+        use crate::workload::WorkloadError;
+        let open = AccessError::Open {
+            node: "/dev/mmcblk0".into(),
+            errno: libc::EACCES,
+        };
+        let err = open.for_job("w", "j");
+        assert_eq!(
+            format!("{err:#}"),
+            "workload 'w': open of /dev/mmcblk0 failed: EACCES (Permission denied) [job 'j']"
+        );
+        let kind = WorkloadError::from(err).kind();
+        assert_eq!(kind, Some(crate::exit::Kind::IoFailed));
+        let refused = AccessError::Refused("/dev/loop0: not an MMC/SD block device".into());
+        let err = refused.for_job("w", "j");
+        assert_eq!(
+            err.to_string(),
+            "workload 'w', job 'j': /dev/loop0: not an MMC/SD block device"
+        );
+        let kind = WorkloadError::from(err).kind();
+        assert_eq!(kind, Some(crate::exit::Kind::Error));
+    }
+
+    #[test]
     fn entries_follow_the_tightest_limit() {
         let card = access(8, 60, false);
         assert_eq!(packed_entries(Packed::Off, 4096, &card, false), Ok(0));
