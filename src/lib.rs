@@ -8,8 +8,9 @@
 //!
 //! Layers, imports pointing down: [`cli`] (clap, all printing) -> [`runner`] -> [`knob`],
 //! [`workload`], [`record`], [`plan`] -> [`evidence`] -> [`device`] -> `linux-uapi`;
-//! [`report`] and [`stats`] read [`record`]; [`units`], [`clock`] and [`aligned`] (O_DIRECT
-//! buffers) are the ground floor every layer may use. [`probe`] (flash geometry, flashbench's
+//! [`report`] and [`stats`] read [`record`]; [`units`], [`clock`], [`aligned`] (O_DIRECT
+//! buffers) and [`exit`] (how a command ends: the exit statuses) are the ground floor
+//! every layer may use. [`probe`] (flash geometry, flashbench's
 //! methods) sits beside [`runner`]: it uses [`device`] and [`workload`]'s target, and
 //! [`report`] renders its records. Nothing below [`cli`] imports it or prints.
 #![forbid(unsafe_code)]
@@ -19,6 +20,7 @@ pub mod cli;
 pub mod clock;
 pub mod device;
 pub mod evidence;
+pub mod exit;
 pub mod export;
 pub mod knob;
 pub mod plan;

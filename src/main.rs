@@ -1,7 +1,9 @@
 #![forbid(unsafe_code)]
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    mmcab::cli::run(mmcab::cli::Cli::parse())
+    match mmcab::cli::parse() {
+        Ok(cli) => mmcab::cli::run(cli),
+        Err(code) => code,
+    }
 }

@@ -2,6 +2,7 @@
 //! `mmcab compare` finds it ([`store_dir`]), and shown as a table.
 
 use super::output::Output;
+use crate::exit::Kind;
 use crate::report::across::calibration::{Calibration, Entry};
 use crate::report::render::numbers::format_percent;
 use crate::stats::boots::boots_needed;
@@ -9,7 +10,6 @@ use anyhow::Result;
 use clap::Args;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// Environment variable naming the calibration store.
 pub const STORE_ENV: &str = "MMCAB_CALIBRATION_DIR";
@@ -53,7 +53,7 @@ pub fn store_dir() -> Option<PathBuf> {
     Some(data.join("mmcab/calibration"))
 }
 
-pub fn execute(args: &CalibrateArgs, out: &Output) -> Result<ExitCode> {
+pub fn execute(args: &CalibrateArgs, out: &Output) -> Result<Kind> {
     let (path, cal) =
         crate::report::calibrate(&args.dirs, args.out.as_deref(), store_dir().as_deref())?;
     if args.json {
@@ -70,7 +70,7 @@ pub fn execute(args: &CalibrateArgs, out: &Output) -> Result<ExitCode> {
          comparisons of this device and plan",
         path.display()
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(Kind::Success)
 }
 
 /// Boots per side for each of [`CHANGES`].

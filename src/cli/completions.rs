@@ -5,11 +5,11 @@
 
 use super::output::Output;
 use super::Cli;
+use crate::exit::Kind;
 use anyhow::{Context, Result};
 use clap::{Args, CommandFactory};
 use clap_complete::aot::{generate, Shell};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -26,17 +26,17 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-pub fn completions(args: &CompletionsArgs, out: &Output) -> Result<ExitCode> {
+pub fn completions(args: &CompletionsArgs, out: &Output) -> Result<Kind> {
     let mut cmd = Cli::command();
     // clap_complete panics when its writer fails (`| head`): it writes into memory,
     // stdout gets the script as every other output.
     let mut script = Vec::new();
     generate(args.shell, &mut cmd, "mmcab", &mut script);
     out.stdout(|w| w.write_all(&script))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Kind::Success)
 }
 
-pub fn man(args: &ManArgs, out: &Output) -> Result<ExitCode> {
+pub fn man(args: &ManArgs, out: &Output) -> Result<Kind> {
     match &args.dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)
@@ -51,5 +51,5 @@ pub fn man(args: &ManArgs, out: &Output) -> Result<ExitCode> {
         }
         None => out.stdout(super::man::render_root)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Kind::Success)
 }

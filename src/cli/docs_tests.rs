@@ -3,7 +3,8 @@
 //! says what the code returns. (docs/plans.md's keys against the plan parser:
 //! `crate::plan::docs_tests`.)
 
-use super::{gates, probe_packed, run, Cli};
+use super::Cli;
+use crate::exit::{Kind, TABLE};
 use clap::CommandFactory;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -217,8 +218,9 @@ fn the_command_line_check_finds_what_is_wrong() {
     );
 }
 
-/// The exit statuses docs/safety.md tables, `(status, commands)`.
-fn documented_statuses() -> Vec<(String, String)> {
+/// The rows of docs/safety.md's exit-status table: `(status, commands, meaning)`, the
+/// commands without their backquotes.
+fn documented_statuses() -> Vec<(String, String, String)> {
     let text = std::fs::read_to_string(root().join("docs/safety.md")).unwrap();
     let section = text
         .split("\n## Exit statuses")
@@ -232,44 +234,59 @@ fn documented_statuses() -> Vec<(String, String)> {
         .filter(|l| l.starts_with("| ") && !l.starts_with("| status"))
         .map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-            (cells[1].to_string(), cells[2].replace('`', ""))
+            (
+                cells[1].to_string(),
+                cells[2].replace('`', ""),
+                cells[3].to_string(),
+            )
         })
         .collect()
 }
 
+/// docs/safety.md's table and the code's ([`crate::exit::TABLE`], which picks every
+/// status) row by row, both ways: the same statuses for the same commands, in the same
+/// order, each documented meaning starting with the code's words for it.
 #[test]
 fn the_exit_status_table_is_what_the_code_returns() {
-    let signal = "128 + N".to_string();
-    let code: BTreeSet<(String, &str)> = [
-        (0, "all"),
-        (1, "all"),
-        (2, "all"),
-        (run::EXIT_VERIFY_FAILED, "run"),
-        (probe_packed::EXIT_PROBE_FAILED, "probe packed"),
-        (run::EXIT_IO_ERROR, "run"),
-        (run::EXIT_NOT_RESTORED, "run"),
-        (run::EXIT_NOT_RESTORED, "probe packed"),
-        (gates::EXIT_GATE_FAILED, "report, compare"),
-        (gates::EXIT_GATE_INCONCLUSIVE, "report, compare"),
-    ]
-    .into_iter()
-    .map(|(n, c)| (n.to_string(), c))
-    .chain([(signal.clone(), "run, probe packed")])
-    .collect();
-    let docs: Vec<(String, String)> = documented_statuses();
-    let docs_set: BTreeSet<(String, &str)> =
-        docs.iter().map(|(n, c)| (n.clone(), c.as_str())).collect();
-    assert_eq!(docs.len(), docs_set.len(), "a row twice: {docs:?}");
-    assert_eq!(
-        docs_set, code,
-        "docs/safety.md's exit statuses (left) against the code's (right)"
-    );
-    // clap's usage errors are status 2.
+    let docs = documented_statuses();
+    let code: Vec<(String, String, String)> = TABLE
+        .iter()
+        .map(|row| {
+            (
+                row.status_text(),
+                row.commands.to_string(),
+                row.meaning.to_string(),
+            )
+        })
+        .collect();
+    for (status, commands, meaning) in &docs {
+        let row = code.iter().find(|(s, c, _)| s == status && c == commands);
+        let Some((_, _, words)) = row else {
+            panic!("docs/safety.md has status {status} for {commands}; the code has no such row")
+        };
+        assert!(
+            meaning.starts_with(words.as_str()),
+            "status {status} ({commands}): docs/safety.md says \"{meaning}\", the code \"{words}\""
+        );
+    }
+    for (status, commands, _) in &code {
+        assert!(
+            docs.iter().any(|(s, c, _)| s == status && c == commands),
+            "the code has status {status} for {commands}; docs/safety.md has no such row"
+        );
+    }
+    let order = |rows: &[(String, String, String)]| -> Vec<(String, String)> {
+        rows.iter()
+            .map(|(s, c, _)| (s.clone(), c.clone()))
+            .collect()
+    };
+    assert_eq!(order(&docs), order(&code), "the rows in another order");
+    // clap's usage errors are the table's.
     let err = Cli::command()
         .try_get_matches_from(["mmcab", "--no-such-flag"])
         .unwrap_err();
-    assert_eq!(err.exit_code(), 2);
-    // 128 + N: runner::signals::Interrupts::exit_status, tested there.
+    assert_eq!(err.exit_code(), i32::from(Kind::Usage.status()));
+    assert!(err.use_stderr());
 }
 
 /// README.md is short and leads to every page; prose lines fit 100 columns (tables,

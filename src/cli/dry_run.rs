@@ -181,7 +181,7 @@ mod tests {
             dry_run: true,
             ..Default::default()
         };
-        let mut session = Session::open(&opts, false).unwrap();
+        let mut session = crate::runner::open_session(&opts, false).unwrap();
         session.finished.insert(2);
         // --json: the same matrix as data (the LAVA run step reads config_count).
         // As planned_writes gives them for a device (the test plan's job reads: made up).

@@ -1,12 +1,12 @@
 //! `mmcab export fio PLAN [--device TARGET] [--scale-down N] [--workload a,b] [-o FILE]`.
 
 use super::output::Output;
+use crate::exit::Kind;
 use crate::export::fio::{self, FioOptions};
 use crate::plan::spec::Plan;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
 pub enum ExportCommand {
@@ -32,7 +32,7 @@ pub struct FioArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn execute(command: &ExportCommand, out: &Output) -> Result<ExitCode> {
+pub fn execute(command: &ExportCommand, out: &Output) -> Result<Kind> {
     let ExportCommand::Fio(args) = command;
     let plan = Plan::load(&args.plan)?;
     let opts = FioOptions {
@@ -52,5 +52,5 @@ pub fn execute(command: &ExportCommand, out: &Output) -> Result<ExitCode> {
         }
         None => out.print(&text)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Kind::Success)
 }

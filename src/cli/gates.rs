@@ -3,19 +3,13 @@
 //! `--threshold`, `--allow-inconclusive`) and the exit status it sets.
 
 use super::output::Output;
+use crate::exit::Kind;
 use crate::report::ci::gate::{self, FailIf, GateOutcome, GateRule, GateStatus};
 use crate::report::ci::lava;
 use crate::report::{model::Report, Written};
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use std::process::ExitCode;
 
-/// Exit status when a gate failed: a significant change of the kind `--fail-if` names
-/// (after `mmcab run`'s 3, 4 and 5, so one number means one thing across commands).
-pub const EXIT_GATE_FAILED: u8 = 6;
-/// Exit status when a gate could not decide (some check without a confidence interval,
-/// or with --threshold one too wide) and `--allow-inconclusive` was not given.
-pub const EXIT_GATE_INCONCLUSIVE: u8 = 7;
 /// Version of the JSON document `report --json` and `compare --json` print.
 pub const REPORT_JSON_SCHEMA: u32 = 1;
 
@@ -111,7 +105,7 @@ pub fn finish(
     output: &OutputArgs,
     gates: &GateArgs,
     out: &Output,
-) -> Result<ExitCode> {
+) -> Result<Kind> {
     let model = model_for(written, output, gates)?;
     for difference in &written.forced {
         out.line(&format!("mmcab: WARNING: {difference}"));
@@ -154,16 +148,17 @@ pub fn finish(
         written.dir.display(),
         written.files
     ));
-    Ok(exit_code(outcome.as_ref(), gates.allow_inconclusive))
+    Ok(ending(outcome.as_ref(), gates.allow_inconclusive))
 }
 
-fn exit_code(outcome: Option<&GateOutcome>, allow_inconclusive: bool) -> ExitCode {
+/// How the command ends after the gate: failed (a significant change of the kind
+/// `--fail-if` names), inconclusive (some check without a confidence interval, or with
+/// --threshold one too wide; not with `--allow-inconclusive`), or success.
+fn ending(outcome: Option<&GateOutcome>, allow_inconclusive: bool) -> Kind {
     match outcome.map(|o| o.status) {
-        Some(GateStatus::Fail) => ExitCode::from(EXIT_GATE_FAILED),
-        Some(GateStatus::Inconclusive) if !allow_inconclusive => {
-            ExitCode::from(EXIT_GATE_INCONCLUSIVE)
-        }
-        _ => ExitCode::SUCCESS,
+        Some(GateStatus::Fail) => Kind::GateFailed,
+        Some(GateStatus::Inconclusive) if !allow_inconclusive => Kind::Inconclusive,
+        _ => Kind::Success,
     }
 }
 

@@ -2,9 +2,9 @@
 
 use super::output::Output;
 use crate::device::{self, render};
+use crate::exit::Kind;
 use anyhow::{bail, Result};
 use clap::Args;
-use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
@@ -18,7 +18,7 @@ pub struct InfoArgs {
     pub raw: bool,
 }
 
-pub fn execute(args: &InfoArgs, out: &Output) -> Result<ExitCode> {
+pub fn execute(args: &InfoArgs, out: &Output) -> Result<Kind> {
     // Discovery first: a wrong name fails with one line before anything is mounted.
     let paths = device::discover(&args.device)?;
     if let Err(e) = device::ensure_debugfs() {
@@ -41,5 +41,5 @@ pub fn execute(args: &InfoArgs, out: &Output) -> Result<ExitCode> {
     } else {
         out.print(&render::human(&info))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Kind::Success)
 }

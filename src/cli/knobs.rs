@@ -2,10 +2,10 @@
 //! be switched here, and why not.
 
 use super::output::Output;
+use crate::exit::Kind;
 use crate::knob::builtin::KnobStatus;
 use anyhow::{Context, Result};
 use clap::Args;
-use std::process::ExitCode;
 
 /// Version of `mmcab knobs --json` (`{"schema", "device", "knobs": [...]}`).
 pub const KNOBS_JSON_SCHEMA: u32 = 1;
@@ -19,7 +19,7 @@ pub struct KnobsArgs {
     pub json: bool,
 }
 
-pub fn execute(args: &KnobsArgs, out: &Output) -> Result<ExitCode> {
+pub fn execute(args: &KnobsArgs, out: &Output) -> Result<Kind> {
     let statuses = crate::knob::builtin::statuses(&args.device)
         .with_context(|| format!("mmcab knobs {}: finding the MMC card", args.device))?;
     if args.json {
@@ -31,7 +31,7 @@ pub fn execute(args: &KnobsArgs, out: &Output) -> Result<ExitCode> {
     } else {
         out.print(&knobs_table(&statuses))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Kind::Success)
 }
 
 /// The `mmcab knobs` table: one knob per line, then its values and the reason, indented.

@@ -36,8 +36,9 @@ pub use info::InfoArgs;
 pub use knobs::KnobsArgs;
 pub use probe::ProbeArgs;
 pub use report::{CompareArgs, ReportArgs};
-pub use run::{RunArgs, EXIT_VERIFY_FAILED};
+pub use run::RunArgs;
 
+use crate::exit::{Failure, Kind};
 use clap::{Parser, Subcommand};
 use output::Output;
 use std::process::ExitCode;
@@ -86,8 +87,8 @@ pub enum Command {
     Probe(ProbeArgs),
 }
 
-/// Run one command; a failure is one `mmcab: error: ...` line and exit status 1 (or one
-/// of the statuses of `mmcab run`, see run.rs).
+/// Run one command; its exit status is that of the kind it ended with
+/// ([`crate::exit::TABLE`]), and a failure is one `mmcab: error: ...` line.
 pub fn run(cli: Cli) -> ExitCode {
     let (quiet, json) = match &cli.command {
         Command::Info(a) => (false, a.json),
@@ -101,24 +102,43 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Probe(a) => (a.quiet(), a.json()),
     };
     let out = Arc::new(Output::new(quiet, json));
-    let result = match &cli.command {
-        Command::Info(args) => info::execute(args, &out),
-        Command::Knobs(args) => knobs::execute(args, &out),
-        Command::Run(args) => run::execute(args, &out),
-        Command::Report(args) => report::report(args, &out),
-        Command::Compare(args) => report::compare(args, &out),
-        Command::Calibrate(args) => calibrate::execute(args, &out),
-        Command::Export(args) => export::execute(args, &out),
-        Command::Completions(args) => completions::completions(args, &out),
-        Command::Man(args) => completions::man(args, &out),
-        Command::Probe(args) => probe::execute(args, &out),
-    };
-    match result {
-        Ok(code) => code,
-        Err(err) => {
+    let kind = match execute(&cli.command, &out) {
+        Ok(kind) => kind,
+        Err(failure) => {
             // One line for the common case; the chain of causes follows ": ".
-            out.error(&err);
-            ExitCode::from(run::exit_status(&err))
+            out.error(&failure.error);
+            failure.kind
         }
-    }
+    };
+    kind.exit_code()
+}
+
+/// The command's own function: how it ended, or the failure with its kind (errors of no
+/// kind of their own are [`Kind::Error`]).
+fn execute(command: &Command, out: &Arc<Output>) -> Result<Kind, Failure> {
+    Ok(match command {
+        Command::Info(args) => info::execute(args, out)?,
+        Command::Knobs(args) => knobs::execute(args, out)?,
+        Command::Run(args) => run::execute(args, out)?,
+        Command::Report(args) => report::report(args, out)?,
+        Command::Compare(args) => report::compare(args, out)?,
+        Command::Calibrate(args) => calibrate::execute(args, out)?,
+        Command::Export(args) => export::execute(args, out)?,
+        Command::Completions(args) => completions::completions(args, out)?,
+        Command::Man(args) => completions::man(args, out)?,
+        Command::Probe(args) => probe::execute(args, out)?,
+    })
+}
+
+/// The command line, or clap's message for a wrong one (exit status of [`Kind::Usage`]) or
+/// for `--help` and `--version` ([`Kind::Success`]).
+pub fn parse() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|err| {
+        // As clap's own exit: the message (usage errors on stderr), then the status.
+        let _ = err.print();
+        match err.use_stderr() {
+            true => Kind::Usage.exit_code(),
+            false => Kind::Success.exit_code(),
+        }
+    })
 }

@@ -4,9 +4,9 @@
 use super::output::Output;
 use super::probe_flash::{self, AlignArgs, OpenAuArgs};
 use super::probe_packed::{self, PackedArgs};
+use crate::exit::{Failure, Kind};
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Debug, Args)]
@@ -46,10 +46,10 @@ impl ProbeArgs {
     }
 }
 
-pub fn execute(args: &ProbeArgs, out: &Arc<Output>) -> Result<ExitCode> {
+pub fn execute(args: &ProbeArgs, out: &Arc<Output>) -> Result<Kind, Failure> {
     match &args.what {
         ProbeCommand::Packed(a) => probe_packed::execute(a, out),
-        ProbeCommand::Align(a) => probe_flash::align(a, out),
-        ProbeCommand::OpenAu(a) => probe_flash::open_au(a, out),
+        ProbeCommand::Align(a) => Ok(probe_flash::align(a, out)?),
+        ProbeCommand::OpenAu(a) => Ok(probe_flash::open_au(a, out)?),
     }
 }

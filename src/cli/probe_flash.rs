@@ -4,6 +4,7 @@
 //! that `mmcab report DIR` renders again.
 
 use super::output::Output;
+use crate::exit::Kind;
 use crate::probe::align::{self, AlignEvent, AlignOptions};
 use crate::probe::flashbench;
 use crate::probe::measure::{self, OpenAuEvent};
@@ -14,7 +15,6 @@ use crate::units::{format_size, parse_size};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// Options both probes share.
 #[derive(Debug, Args)]
@@ -132,12 +132,7 @@ fn published_text(common: &Common) -> Result<Option<String>> {
 }
 
 /// Record, published copy, report; the mail text on stdout.
-fn finish(
-    out: &Output,
-    dir: &Path,
-    rec: &ProbeRecord,
-    published: Option<String>,
-) -> Result<ExitCode> {
+fn finish(out: &Output, dir: &Path, rec: &ProbeRecord, published: Option<String>) -> Result<Kind> {
     record::write(dir, rec)?;
     if let Some(text) = published {
         let path = dir.join(PUBLISHED_TXT);
@@ -173,10 +168,10 @@ fn finish(
         },
         crate::report::files::PROBE_FILES
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(Kind::Success)
 }
 
-pub fn align(args: &AlignArgs, out: &Output) -> Result<ExitCode> {
+pub fn align(args: &AlignArgs, out: &Output) -> Result<Kind> {
     let published = published_text(&args.common)?;
     let dir = out_dir(&args.common, ProbeKind::Align, &args.device)?;
     let opts = AlignOptions {
@@ -218,7 +213,7 @@ pub fn align(args: &AlignArgs, out: &Output) -> Result<ExitCode> {
     finish(out, &dir, &rec, published)
 }
 
-pub fn open_au(args: &OpenAuArgs, out: &Output) -> Result<ExitCode> {
+pub fn open_au(args: &OpenAuArgs, out: &Output) -> Result<Kind> {
     let units = if args.find {
         Units::Find {
             max: args.max_nr.unwrap_or(DEFAULT_MAX_NR),

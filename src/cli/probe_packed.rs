@@ -1,20 +1,17 @@
 //! `mmcab probe packed DEVICE --allow-write [--offset N] [--entries N] [--json]`.
 
 use super::output::{Output, Versioned};
+use crate::exit::{Failure, Kind};
 use crate::probe::packed::{probe_packed, PackedProbeOptions, PackedProbeReport, ProbeNotRestored};
 use crate::runner::signals::Interrupts;
 use crate::units::parse_size;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Version of `mmcab probe packed --json` (the report's keys beside `schema`).
 pub const PACKED_JSON_SCHEMA: u32 = 1;
-
-/// Exit status when the card did not execute the packed write as sent.
-pub const EXIT_PROBE_FAILED: u8 = 3;
 
 #[derive(Debug, Args)]
 pub struct PackedArgs {
@@ -47,7 +44,7 @@ fn parse_offset(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
 }
 
-pub fn execute(args: &PackedArgs, out: &Arc<Output>) -> Result<ExitCode> {
+pub fn execute(args: &PackedArgs, out: &Arc<Output>) -> Result<Kind, Failure> {
     // A signal waits until the region and EXT_CSD are put back (the probe takes a second).
     let interrupts = Interrupts::install(out.clone())?;
     let report = probe_packed(
@@ -77,11 +74,11 @@ pub fn execute(args: &PackedArgs, out: &Arc<Output>) -> Result<ExitCode> {
         .into());
     }
     Ok(if interrupts.stopped() {
-        ExitCode::from(interrupts.exit_status())
+        interrupts.kind()
     } else if report.outcome.passed {
-        ExitCode::SUCCESS
+        Kind::Success
     } else {
-        ExitCode::from(EXIT_PROBE_FAILED)
+        Kind::ProbeMismatch
     })
 }
 

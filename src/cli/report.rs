@@ -5,13 +5,13 @@
 
 use super::gates::{self, GateArgs, OutputArgs};
 use super::output::Output;
+use crate::exit::Kind;
 use crate::report::ci::baseline;
 use crate::report::{self, files, CompareOptions};
 use crate::stats::multiple::Correction;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -79,12 +79,12 @@ pub struct CompareArgs {
     pub gates: GateArgs,
 }
 
-pub fn report(args: &ReportArgs, out: &Output) -> Result<ExitCode> {
+pub fn report(args: &ReportArgs, out: &Output) -> Result<Kind> {
     let written = report::report(&args.dir, args.baseline.as_deref(), args.correction)?;
     gates::finish("report", &written, &args.output, &args.gates, out)
 }
 
-pub fn compare(args: &CompareArgs, out: &Output) -> Result<ExitCode> {
+pub fn compare(args: &CompareArgs, out: &Output) -> Result<Kind> {
     if let Some(store) = &args.baseline {
         return compare_with_store(args, store, out);
     }
@@ -105,7 +105,7 @@ fn run_compare(
     new: Vec<PathBuf>,
     into: Option<PathBuf>,
     out: &Output,
-) -> Result<ExitCode> {
+) -> Result<Kind> {
     let opts = CompareOptions {
         base,
         new,
@@ -126,12 +126,12 @@ fn run_compare(
 /// `compare --baseline STORE DIR...`: the stored boots against DIR... (the report goes
 /// into the first new directory, never into the store), or with `--save-baseline` DIR...
 /// stored as the baseline.
-fn compare_with_store(args: &CompareArgs, store: &Path, out: &Output) -> Result<ExitCode> {
+fn compare_with_store(args: &CompareArgs, store: &Path, out: &Output) -> Result<Kind> {
     let new = baseline::load_all(&args.dirs)?;
     if args.save_baseline {
         let saved = baseline::save(store, &new, args.keep.map(|n| n as usize))?;
         out.line(&saved_line(&saved));
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Kind::Success);
     }
     let base = baseline::find(store, &new)?;
     if base.iter().any(|b| args.dirs.contains(b)) {

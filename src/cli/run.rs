@@ -4,40 +4,13 @@
 
 use super::output::Output;
 use super::{dry_run, run_output};
-use crate::knob::guard::KnobsNotRestored;
+use crate::exit::{Failure, Kind};
 use crate::plan::matrix::Order;
-use crate::probe::packed::ProbeNotRestored;
 use crate::runner::{self, Done, Outcome, Results, RunOptions};
-use crate::workload::IoFailure;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
-
-/// Exit status when verify found bad blocks (the numbers were still printed).
-pub const EXIT_VERIFY_FAILED: u8 = 3;
-/// Exit status when an I/O on the target failed mid-run (finished runs are recorded;
-/// `--resume` finishes the matrix).
-pub const EXIT_IO_ERROR: u8 = 4;
-/// Exit status when a knob (or what `mmcab probe packed` changed) could not be put back
-/// (the commands to finish by hand were printed); it wins over the others, since the
-/// device was left changed.
-pub const EXIT_NOT_RESTORED: u8 = 5;
-
-/// The exit status for the error a command ended with (1 unless a status above fits).
-pub fn exit_status(err: &anyhow::Error) -> u8 {
-    // downcast_ref sees through every layer of context.
-    if err.downcast_ref::<KnobsNotRestored>().is_some()
-        || err.downcast_ref::<ProbeNotRestored>().is_some()
-    {
-        EXIT_NOT_RESTORED
-    } else if err.downcast_ref::<IoFailure>().is_some() {
-        EXIT_IO_ERROR
-    } else {
-        1
-    }
-}
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -146,7 +119,7 @@ impl From<&RunArgs> for RunOptions {
     }
 }
 
-pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<ExitCode> {
+pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<Kind, Failure> {
     let events: Arc<dyn runner::Events> = out.clone();
     match runner::run(&RunOptions::from(args), events)? {
         Outcome::DryRun(session) => {
@@ -158,14 +131,14 @@ pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<ExitCode> {
             } else {
                 out.stdout(|w| dry_run::write_matrix(w, &session, &writes))?;
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(Kind::Success)
         }
-        Outcome::Done(done) => show(args, out, &done),
+        Outcome::Done(done) => Ok(show(args, out, &done)?),
     }
 }
 
-/// Results on stdout, verify failures on stderr; the exit status.
-fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<ExitCode> {
+/// Results on stdout, verify failures on stderr; how the run ended.
+fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<Kind> {
     match &done.results {
         Results::OnePass(results) => {
             // After a signal, what finished is still shown.
@@ -210,11 +183,17 @@ fn show(args: &RunArgs, out: &Output, done: &Done) -> Result<ExitCode> {
             }
         }
     }
-    Ok(match done.stopped {
-        Some(status) => ExitCode::from(status),
-        None if done.bad_blocks > 0 => ExitCode::from(EXIT_VERIFY_FAILED),
-        None => ExitCode::SUCCESS,
-    })
+    Ok(ending(done))
+}
+
+/// How a run that returned its results ended: stopped by a signal, verify found bad
+/// blocks, or success.
+fn ending(done: &Done) -> Kind {
+    match done.stopped {
+        Some(kind) => kind,
+        None if done.bad_blocks > 0 => Kind::VerifyFailed,
+        None => Kind::Success,
+    }
 }
 
 #[cfg(test)]
@@ -260,28 +239,18 @@ mod tests {
     }
 
     #[test]
-    fn exit_statuses_follow_the_cause_under_any_context() {
-        use crate::workload::IoOp;
-        let io = || {
-            anyhow::Error::from(
-                IoFailure::new(IoOp::Write, Some(0), 512, std::path::Path::new("/d"), "j")
-                    .errno(&std::io::Error::from_raw_os_error(libc::EIO)),
-            )
-            .context("run 2/4 (A, w, repetition 1)")
+    fn a_run_that_returns_its_results_ends_by_signal_verify_or_success() {
+        let done = |stopped, bad_blocks| Done {
+            results: Results::OnePass(Vec::new()),
+            bad_blocks,
+            stopped,
+            adaptive: None,
         };
-        assert_eq!(exit_status(&io()), EXIT_IO_ERROR);
-        let both = io().context(KnobsNotRestored {
-            knobs: vec!["bus-width".into()],
-        });
-        assert_eq!(exit_status(&both), EXIT_NOT_RESTORED);
-        assert!(format!("{both:#}").starts_with(
-            "could not restore knob(s) bus-width: run the commands printed above: run 2/4"
-        ));
-        let probe = anyhow::Error::from(ProbeNotRestored {
-            failed: vec!["EXT_CSD EXP_EVENTS_CTRL [56] is still 0x08".into()],
-        });
-        assert_eq!(exit_status(&probe), EXIT_NOT_RESTORED);
-        assert_eq!(exit_status(&anyhow::anyhow!("bad plan")), 1);
+        assert_eq!(ending(&done(None, 0)), Kind::Success);
+        assert_eq!(ending(&done(None, 2)), Kind::VerifyFailed);
+        let term = Some(Kind::Signal(libc::SIGTERM));
+        assert_eq!(ending(&done(term, 2)), Kind::Signal(libc::SIGTERM));
+        assert_eq!(ending(&done(term, 0)).status(), 143);
     }
 
     #[test]

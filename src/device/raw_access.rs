@@ -72,6 +72,35 @@ fn block_sysfs(node: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(&sys).with_context(|| format!("{}: no {sys}", node.display()))
 }
 
+/// The card's node could not be opened (after it was found to be an eMMC's): a failed
+/// I/O on the target for the ioctl engine, not a refusal.
+#[derive(Debug)]
+pub struct NodeOpenFailed {
+    pub node: PathBuf,
+    pub source: std::io::Error,
+}
+
+impl NodeOpenFailed {
+    fn new(node: &Path, source: std::io::Error) -> NodeOpenFailed {
+        NodeOpenFailed {
+            node: node.to_path_buf(),
+            source,
+        }
+    }
+}
+
+impl std::fmt::Display for NodeOpenFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: cannot open", self.node.display())
+    }
+}
+
+impl std::error::Error for NodeOpenFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 impl RawAccess {
     /// Everything about `node`, or the one-line reason mmcab cannot send it data commands.
     pub fn open(node: &Path) -> Result<RawAccess> {
@@ -104,7 +133,7 @@ impl RawAccess {
                 }
             );
         }
-        let dev = File::open(node).with_context(|| format!("{}: cannot open", node.display()))?;
+        let dev = File::open(node).map_err(|e| NodeOpenFailed::new(node, e))?;
         let ext_csd = ExtCsd {
             raw: ioctl::read_ext_csd(&dev)?,
         };

@@ -106,7 +106,7 @@ impl KnobGuard {
 
     /// Restore every knob, last first. Tries all of them even when one fails; on failure
     /// reports each failure and the manual commands for those knobs, and returns an error.
-    pub fn restore_all(&mut self) -> Result<()> {
+    pub fn restore_all(&mut self) -> Result<(), KnobsNotRestored> {
         if self.restored || !self.touched {
             self.restored = true;
             return Ok(());
@@ -142,8 +142,7 @@ impl KnobGuard {
         );
         Err(KnobsNotRestored {
             knobs: failed_knobs().map(|k| k.name().to_string()).collect(),
-        }
-        .into())
+        })
     }
 }
 
@@ -165,7 +164,7 @@ fn preconditions<'a>(knobs: impl Iterator<Item = &'a dyn Knob>) -> Vec<String> {
 }
 
 /// Some knobs could not be put back; the commands to finish by hand were reported
-/// ([`GuardEvent::ByHand`]). Downcast to recognise it.
+/// ([`GuardEvent::ByHand`]). Exit status 5 (`crate::exit::Kind::KnobsNotRestored`).
 #[derive(Debug)]
 pub struct KnobsNotRestored {
     pub knobs: Vec<String>,

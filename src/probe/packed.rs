@@ -20,7 +20,7 @@
 //! packed failure in its status, as Linux 4.9 had it; cards before EXT_CSD_REV 6 have no
 //! such register) and is put back. What could not be put back is in the report
 //! (`not_restored`, the CLI's exit status 5) or, when the probe failed too, in a
-//! [`ProbeNotRestored`] error naming both. Refusals, before anything is written: see
+//! [`ProbeError::NotRestored`] naming both. Refusals, before anything is written: see
 //! [`probe_packed`]; the steps: [`super::packed_run`].
 
 pub use super::packed_region::{BlockCheck, ENTRY_BYTES};
@@ -28,11 +28,12 @@ use super::packed_run::{Outcome, Run};
 use crate::device::packed::EXT_CSD_MAX_PACKED_WRITES;
 use crate::device::raw_access::RawAccess;
 use crate::evidence::sbc::{self, SbcVerdict};
+use crate::exit::{Failure, Kind};
 use crate::plan::packed::Packed;
 use crate::workload::engine::ioctl::setup::packed_entries;
 use crate::workload::target::Writes;
 use crate::workload::Target;
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
@@ -76,8 +77,8 @@ pub struct PackedProbeReport {
     pub not_restored: Vec<String>,
 }
 
-/// The probe left the device changed: what, and how to put it back by hand. Downcast to
-/// recognise it (exit status 5, as a run whose knobs could not be restored).
+/// The probe left the device changed: what, and how to put it back by hand (exit status
+/// 5, as a run whose knobs could not be restored: [`Kind::ProbeNotRestored`]).
 #[derive(Debug)]
 pub struct ProbeNotRestored {
     pub failed: Vec<String>,
@@ -95,21 +96,61 @@ impl std::fmt::Display for ProbeNotRestored {
 
 impl std::error::Error for ProbeNotRestored {}
 
+/// Why the probe gave no report, by the exit status's kind.
+#[derive(Debug)]
+pub enum ProbeError {
+    /// A refusal or a failure that left the device as it was (exit 1).
+    Failed(anyhow::Error),
+    /// The probe failed and could not put everything back (exit 5).
+    NotRestored(ProbeNotRestored),
+}
+
+impl From<anyhow::Error> for ProbeError {
+    fn from(err: anyhow::Error) -> ProbeError {
+        ProbeError::Failed(err)
+    }
+}
+
+impl From<ProbeError> for Failure {
+    fn from(err: ProbeError) -> Failure {
+        match err {
+            ProbeError::Failed(error) => Failure {
+                kind: Kind::Error,
+                error,
+            },
+            ProbeError::NotRestored(failed) => failed.into(),
+        }
+    }
+}
+
+impl From<ProbeNotRestored> for Failure {
+    fn from(failed: ProbeNotRestored) -> Failure {
+        Failure {
+            kind: Kind::ProbeNotRestored,
+            error: failed.into(),
+        }
+    }
+}
+
 /// Runs the probe. Refused before any write, each with the reason and what to do: a
 /// node that is not a whole eMMC device or hardware partition, no CAP_SYS_RAWIO, a card
 /// without packed writes (EXT_CSD_REV < 6 or MAX_PACKED_WRITES = 0; `force` sends it
 /// anyway), a mounted or held device, no `--allow-write`, a read-only node, a kernel
 /// without the CMD23 pass-through, a region past the end. `report` hears what a drop
 /// of the probe (a panic) could not put back.
-pub fn probe_packed(opts: &PackedProbeOptions, report: &dyn Fn(&str)) -> Result<PackedProbeReport> {
+pub fn probe_packed(
+    opts: &PackedProbeOptions,
+    report: &dyn Fn(&str),
+) -> Result<PackedProbeReport, ProbeError> {
     let access = RawAccess::open(&opts.device)?;
     let card_refusal = access.max_packed_writes().err();
     if let (Some(why), false) = (&card_refusal, opts.force) {
-        bail!(
+        return Err(anyhow!(
             "{}: {why}: there is nothing to probe (--force sends the command anyway, to see \
              what the card does with it)",
             opts.device.display()
-        );
+        )
+        .into());
     }
     // The region is read first and put back after, at the offset the user names, so a
     // device that holds data elsewhere is not refused for it (Writes::OverData).
@@ -123,21 +164,23 @@ pub fn probe_packed(opts: &PackedProbeOptions, report: &dyn Fn(&str)) -> Result<
     )?;
     target.check_write("mmcab probe packed (one packed write, the region put back after)")?;
     access.check_writable()?;
-    let sbc = sbc::decide_for(&access, opts.assume_cmd23_passthrough)?;
+    let sbc =
+        sbc::decide_for(&access, opts.assume_cmd23_passthrough).map_err(anyhow::Error::from)?;
     if let Some(refusal) = sbc.refusal() {
-        bail!("{}: {refusal}", opts.device.display());
+        return Err(anyhow!("{}: {refusal}", opts.device.display()).into());
     }
     let entries = entry_count(opts, &access, card_refusal.is_some())?;
     let region_bytes = (2 * entries as u64 + 1) * ENTRY_BYTES;
     let end = opts.offset.checked_add(region_bytes);
     if opts.offset % ENTRY_BYTES != 0 || end.is_none_or(|end| end > access.size_bytes) {
-        bail!(
+        return Err(anyhow!(
             "--offset {}: the probe needs {region_bytes} bytes from a multiple of {ENTRY_BYTES} \
              inside {} ({} bytes)",
             opts.offset,
             opts.device.display(),
             access.size_bytes
-        );
+        )
+        .into());
     }
     let io = OpenOptions::new()
         .read(true)
@@ -151,11 +194,11 @@ pub fn probe_packed(opts: &PackedProbeOptions, report: &dyn Fn(&str)) -> Result<
     drop(run);
     let outcome = match (outcome, restored.failed.is_empty()) {
         (Ok(outcome), _) => outcome,
-        (Err(e), true) => return Err(e),
+        (Err(e), true) => return Err(e.into()),
         (Err(e), false) => {
             let mut failed = restored.failed;
             failed.push(format!("the probe itself failed first: {e:#}"));
-            return Err(ProbeNotRestored { failed }.into());
+            return Err(ProbeError::NotRestored(ProbeNotRestored { failed }));
         }
     };
     Ok(PackedProbeReport {
@@ -186,4 +229,34 @@ fn entry_count(opts: &PackedProbeOptions, access: &RawAccess, forced: bool) -> R
     };
     packed_entries(wanted, ENTRY_BYTES, access, forced)
         .map_err(|why| anyhow::anyhow!("--entries: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_that_could_not_put_everything_back_ends_with_its_kind() {
+        let failed = vec![
+            "EXT_CSD EXP_EVENTS_CTRL [56] is still 0x08".to_string(),
+            "the probe itself failed first: CMD25 timed out".to_string(),
+        ];
+        let failure = Failure::from(ProbeError::NotRestored(ProbeNotRestored {
+            failed: failed.clone(),
+        }));
+        assert_eq!(failure.kind, Kind::ProbeNotRestored);
+        assert_eq!(failure.kind.status(), 5);
+        assert_eq!(
+            failure.error.to_string(),
+            "mmcab probe packed could not put everything back: EXT_CSD EXP_EVENTS_CTRL [56] \
+             is still 0x08; the probe itself failed first: CMD25 timed out"
+        );
+        // After a report: the same kind.
+        assert_eq!(
+            Failure::from(ProbeNotRestored { failed }).kind,
+            Kind::ProbeNotRestored
+        );
+        let refused = Failure::from(ProbeError::from(anyhow!("--offset 1: ...")));
+        assert_eq!((refused.kind, refused.kind.status()), (Kind::Error, 1));
+    }
 }

@@ -1,12 +1,12 @@
 //! What the runner reports while it works, as typed events; the command line turns them
 //! into progress lines, a progress bar and warnings ([`Events`] is implemented there).
 
-use super::adaptive::WorkloadStop;
 use super::Mode;
 use crate::evidence::RunEvidence;
 use crate::knob::guard::GuardEvent;
 use crate::knob::Verified;
 use crate::plan::matrix::Slot;
+use crate::record::until_ci::WorkloadStop;
 use crate::workload::WorkloadResult;
 use std::path::Path;
 

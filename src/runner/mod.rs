@@ -15,10 +15,12 @@
 //! - `identity`: `--resume` only on the device and kernel the run started on.
 //!
 //! It takes typed [`RunOptions`] (the command line converts its arguments), prints
-//! nothing, and returns an [`Outcome`] for the caller to show.
+//! nothing, and returns an [`Outcome`] for the caller to show, or a [`RunError`] whose
+//! variant is the exit status's kind ([`error`]).
 
 pub mod adaptive;
 pub mod device_state;
+pub mod error;
 pub mod events;
 mod evidence;
 mod identity;
@@ -31,6 +33,7 @@ mod run_loop;
 pub mod session;
 pub mod signals;
 
+pub use error::RunError;
 pub use events::{Event, Events, RunInfo};
 pub use session::Session;
 
@@ -104,6 +107,16 @@ impl RunOptions {
         Ok(())
     }
 
+    /// Repetitions per config x workload: with `--until-ci` the most it may run
+    /// (`--max-repeat`, [`adaptive::DEFAULT_MAX_REPEAT`] by default), else `--repeat`, the
+    /// plan's (`plan`) or [`session::DEFAULT_REPETITIONS`].
+    fn repetitions(&self, plan: Option<u32>) -> u32 {
+        match self.until_ci {
+            Some(_) => self.max_repeat.unwrap_or(adaptive::DEFAULT_MAX_REPEAT),
+            None => self.repeat.or(plan).unwrap_or(session::DEFAULT_REPETITIONS),
+        }
+    }
+
     /// Options that only a recorded run has.
     fn asks_to_record(&self) -> bool {
         self.dry_run
@@ -141,8 +154,9 @@ pub struct Done {
     pub results: Results,
     /// Blocks that failed verification in this invocation's runs.
     pub bad_blocks: u64,
-    /// Exit status after a signal (128 + its number); `None` when every run finished.
-    pub stopped: Option<u8>,
+    /// How the runs were stopped ([`signals::Interrupts::kind`]: by a signal);
+    /// `None` when every run finished.
+    pub stopped: Option<crate::exit::Kind>,
     /// What `--until-ci` did (None without it).
     pub adaptive: Option<adaptive::Summary>,
 }
@@ -155,17 +169,27 @@ pub enum Results {
     Recorded { dir: PathBuf, rows: Vec<RunRow> },
 }
 
+/// The session `opts` ask for: a new run's from its plan file, or with `--resume` the
+/// interrupted run's from its meta.json. `require_device`: false for `--dry-run`, which
+/// touches no device.
+pub fn open_session(opts: &RunOptions, require_device: bool) -> Result<Session> {
+    match &opts.resume {
+        Some(dir) => resume::session(opts, dir, require_device),
+        None => Session::fresh(opts, require_device),
+    }
+}
+
 /// Run `opts`, reporting progress to `events`.
-pub fn run(opts: &RunOptions, events: Arc<dyn Events>) -> Result<Outcome> {
+pub fn run(opts: &RunOptions, events: Arc<dyn Events>) -> Result<Outcome, RunError> {
     opts.check()?;
     if opts.dry_run {
-        let session = Session::open(opts, false)?;
+        let session = open_session(opts, false)?;
         session.report_torn_lines(&*events);
         return Ok(Outcome::DryRun(Box::new(session)));
     }
     // Signals first: from here on they stop the run instead of killing the process.
     let interrupts = signals::Interrupts::install(events.clone())?;
-    let session = Session::open(opts, true)?;
+    let session = open_session(opts, true)?;
     session.report_torn_lines(&*events);
     run_loop::run(session, opts, &interrupts, events).map(Outcome::Done)
 }

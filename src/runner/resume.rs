@@ -154,12 +154,14 @@ mod tests {
             order: Some("abab".parse().unwrap()),
             ..Default::default()
         };
-        let session = Session::open(&opts, true).unwrap();
+        let session = super::super::open_session(&opts, true).unwrap();
         assert_eq!(session.matrix.order(), Order::Interleaved);
         assert_eq!(session.target, PathBuf::from("/dev/null"));
         drop(session);
         opts.order = Some(Order::Blocked);
-        let err = Session::open(&opts, true).unwrap_err().to_string();
+        let err = super::super::open_session(&opts, true)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("--order blocked differs from the interrupted run's 'interleaved'"),
             "{err}"
@@ -197,7 +199,9 @@ mod tests {
                 resume: Some(out.clone()),
                 ..opts
             };
-            let err = Session::open(&opts, true).unwrap_err().to_string();
+            let err = super::super::open_session(&opts, true)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(want), "{err}");
         }
     }

@@ -10,6 +10,7 @@
 
 use super::adaptive::Adaptive;
 use super::device_state::Observer;
+use super::error::RunError;
 use super::events::{Event, Events, RunInfo};
 use super::knobs::{self, KnobPlan};
 use super::reopen::TargetSlot;
@@ -23,7 +24,7 @@ use crate::knob::{Knob, Settings};
 use crate::plan::matrix::Slot;
 use crate::plan::workload::WorkloadSpec;
 use crate::workload::target::Writes;
-use crate::workload::{check_workload, run_workload, Cancelled, EngineOptions, IoFailure, Target};
+use crate::workload::{check_workload, run_workload, EngineOptions, Target, WorkloadError};
 use crate::workload::{CardCache, WorkloadResult};
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -34,7 +35,7 @@ pub(super) fn run(
     opts: &RunOptions,
     interrupts: &Interrupts,
     events: Arc<dyn Events>,
-) -> Result<Done> {
+) -> Result<Done, RunError> {
     let Prepared {
         observer,
         knobs,
@@ -100,7 +101,11 @@ struct Prepared {
 
 /// Find the device behind the target, resolve every knob and check every value the
 /// configs want, open the target and check every workload against it.
-fn prepare(session: &Session, opts: &RunOptions, interrupts: &Interrupts) -> Result<Prepared> {
+fn prepare(
+    session: &Session,
+    opts: &RunOptions,
+    interrupts: &Interrupts,
+) -> Result<Prepared, RunError> {
     let observer = Observer::open(&session.target, knobs::needs_mmc(session))?;
     if let Some((writer, meta)) = &session.resumed {
         super::identity::check_same_device(meta, &observer, writer.dir(), opts.force)?;
@@ -186,7 +191,7 @@ struct Loop<'a> {
 
 impl Loop<'_> {
     /// Every pending run in order, until the last or a signal.
-    fn all(&mut self, guard: &mut KnobGuard) -> Result<()> {
+    fn all(&mut self, guard: &mut KnobGuard) -> Result<(), RunError> {
         let session = self.session;
         self.events.event(Event::Start {
             mode: session.mode,
@@ -208,11 +213,8 @@ impl Loop<'_> {
 
     /// A run failed: when the target is gone (the card removed, a driver unbound), say
     /// so first, whatever failed (an I/O error carries it in its own line).
-    fn explain(&self, err: anyhow::Error) -> anyhow::Error {
-        if err
-            .downcast_ref::<IoFailure>()
-            .is_some_and(|f| f.note.is_some())
-        {
+    fn explain(&self, err: RunError) -> RunError {
+        if err.io_failure().is_some_and(|f| f.note.is_some()) {
             return err;
         }
         match self.target.vanished() {
@@ -224,7 +226,11 @@ impl Loop<'_> {
     /// After the loop and the restore: say where a stopped or failed run stands, return
     /// the error (a failed restore was reported with the commands to finish it by hand,
     /// and is named in the error too), or what the runs gave.
-    fn finish(mut self, looped: Result<()>, restored: Result<()>) -> Result<Done> {
+    fn finish(
+        mut self,
+        looped: Result<(), RunError>,
+        restored: Result<(), KnobsNotRestored>,
+    ) -> Result<Done, RunError> {
         let session = self.session;
         // A loop that ended without error before its end was stopped by a signal (the
         // run in progress discarded): never recorded as finished.
@@ -261,7 +267,7 @@ impl Loop<'_> {
             adaptive,
             results,
             bad_blocks: self.bad_blocks,
-            stopped: stopped.then(|| self.interrupts.exit_status()),
+            stopped: stopped.then(|| self.interrupts.kind()),
         })
     }
 
@@ -269,7 +275,11 @@ impl Loop<'_> {
     /// run is already in runs.csv; mark a complete matrix (`--until-ci`: every workload
     /// stopped or at `--max-repeat`) finished in meta.json, say
     /// where the runs are and how to go on, and return one error naming both failures.
-    fn failed(self, looped: Result<()>, restored: Result<()>) -> anyhow::Error {
+    fn failed(
+        self,
+        looped: Result<(), RunError>,
+        restored: Result<(), KnobsNotRestored>,
+    ) -> RunError {
         let total = self.session.matrix.len();
         let mut dir = None;
         let mut finishing = None;
@@ -288,11 +298,8 @@ impl Loop<'_> {
         });
         let err = match (looped, restored) {
             (Err(err), Ok(())) => err,
-            (Ok(()), Err(restore)) => restore,
-            (Err(err), Err(restore)) => match restore.downcast::<KnobsNotRestored>() {
-                Ok(typed) => err.context(typed),
-                Err(other) => err.context(format!("{other:#}")),
-            },
+            (Ok(()), Err(restore)) => restore.into(),
+            (Err(err), Err(restore)) => err.not_restored(restore),
             (Ok(()), Ok(())) => unreachable!("failed() is only called after an error"),
         };
         match finishing {
@@ -302,7 +309,7 @@ impl Loop<'_> {
     }
 
     /// One run; false when a signal stopped it (the run is discarded).
-    fn one(&mut self, guard: &mut KnobGuard, slot: Slot) -> Result<bool> {
+    fn one(&mut self, guard: &mut KnobGuard, slot: Slot) -> Result<bool, RunError> {
         let session = self.session;
         let config = &session.configs[slot.config];
         let spec = session.spec_for(&slot);
@@ -342,17 +349,17 @@ impl Loop<'_> {
             Ok(result) => result,
             // Only the engine's own cancel is one: an I/O error that comes with a signal
             // is still an error, reported as such.
-            Err(err) if err.downcast_ref::<Cancelled>().is_some() => return Ok(false),
+            Err(WorkloadError::Cancelled) => return Ok(false),
             Err(mut err) => {
                 // The errno of I/O on a vanished disk misleads (ENOSPC): say it is gone;
                 // an EIO from a card that stopped answering: say that.
-                if let Some(failure) = err.downcast_mut::<IoFailure>() {
+                if let Some(failure) = err.io_failure_mut() {
                     failure.note = self
                         .target
                         .vanished()
                         .or_else(|| self.observer.card_silent());
                 }
-                return Err(err.context(what));
+                return Err(err.context(what).into());
             }
         };
         // A run that completed as the signal came is whole: it is kept.

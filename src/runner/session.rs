@@ -2,7 +2,6 @@
 //! `meta.json` when resuming), the form of the run, the selected configs and workloads,
 //! and the matrix (order, repetitions, seed).
 
-use super::adaptive;
 use super::events::{Event, Events};
 use super::{Mode, RunOptions};
 use crate::plan::config::ConfigSpec;
@@ -50,15 +49,10 @@ pub struct Session {
 }
 
 impl Session {
-    /// `require_device`: false for --dry-run, which touches no device.
-    pub fn open(opts: &RunOptions, require_device: bool) -> Result<Session> {
-        match &opts.resume {
-            Some(dir) => super::resume::session(opts, dir, require_device),
-            None => Self::fresh(opts, require_device),
-        }
-    }
-
-    fn fresh(opts: &RunOptions, require_device: bool) -> Result<Session> {
+    /// The session of a new run, from its plan file and `opts` (`--resume`'s is
+    /// `resume::session`; [`super::open_session`] picks). `require_device`: false for
+    /// --dry-run, which touches no device.
+    pub fn fresh(opts: &RunOptions, require_device: bool) -> Result<Session> {
         let Some(plan_path) = &opts.plan else {
             bail!(
                 "mmcab run needs a PLAN file (e.g. workloads/bus-width-ab.toml), or --resume DIR"
@@ -77,13 +71,7 @@ impl Session {
         let configs = select_configs(&plan, &opts.configs)?;
         let workloads = select_workloads(&plan, &opts.workloads)?;
         let seed = opts.seed.or(plan.seed).unwrap_or(1);
-        let repetitions = match opts.until_ci {
-            Some(_) => opts.max_repeat.unwrap_or(adaptive::DEFAULT_MAX_REPEAT),
-            None => opts
-                .repeat
-                .or(plan.repetitions)
-                .unwrap_or(DEFAULT_REPETITIONS),
-        };
+        let repetitions = opts.repetitions(plan.repetitions);
         let order = opts.order.or(plan.order).unwrap_or_default();
         if opts.until_ci.is_some() && order == Order::Blocked {
             bail!(
@@ -253,7 +241,7 @@ pub(super) mod tests {
             device: Some("/dev/null".into()),
             ..Default::default()
         };
-        let session = Session::open(&opts, true).unwrap();
+        let session = Session::fresh(&opts, true).unwrap();
         let out = dir.join("res");
         ResultsWriter::create(&out, &super::super::results::new_meta(&session)).unwrap();
         out
@@ -271,7 +259,7 @@ pub(super) mod tests {
             device: Some("/dev/null".into()),
             ..Default::default()
         };
-        let one = Session::open(&opts, true).unwrap();
+        let one = Session::fresh(&opts, true).unwrap();
         assert_eq!(one.mode, Mode::OnePass);
         assert_eq!(
             one.matrix.len(),
@@ -279,7 +267,7 @@ pub(super) mod tests {
             "every workload once, the plan's repetitions aside"
         );
         assert_eq!(one.configs[0].name, AS_IS_CONFIG);
-        let recorded = Session::open(
+        let recorded = Session::fresh(
             &RunOptions {
                 warmup: Some(1),
                 ..opts.clone()
@@ -289,7 +277,7 @@ pub(super) mod tests {
         .unwrap();
         assert_eq!(recorded.mode, Mode::Recorded);
         assert_eq!(recorded.matrix.len(), 2 * 6);
-        let err = Session::open(
+        let err = Session::fresh(
             &RunOptions {
                 device: None,
                 ..opts

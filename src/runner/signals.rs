@@ -7,6 +7,7 @@
 //! cannot skip the restore. Only SIGKILL can (then `restore.sh` finishes it by hand).
 
 use super::events::{Event, Events};
+use crate::exit::Kind;
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -71,9 +72,10 @@ impl Interrupts {
         }
     }
 
-    /// Exit status a shell expects after this signal (128 + number), 1 when none.
-    pub fn exit_status(&self) -> u8 {
-        self.signal().map(|s| (128 + s) as u8).unwrap_or(1)
+    /// How a command stopped by the flag ends: [`Kind::Signal`] (exit status 128 + its
+    /// number, as a shell expects), [`Kind::Error`] when no signal set it.
+    pub fn kind(&self) -> Kind {
+        self.signal().map_or(Kind::Error, Kind::Signal)
     }
 }
 
@@ -107,13 +109,14 @@ mod tests {
         let seen = Seen::default();
         let interrupts = Interrupts::none();
         assert!(!interrupts.stopped());
-        assert_eq!(interrupts.exit_status(), 1);
+        assert_eq!(interrupts.kind(), Kind::Error);
         for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
             interrupts.received(signal, &seen);
         }
         assert!(interrupts.stopped());
         assert_eq!(interrupts.signal(), Some(libc::SIGHUP));
-        assert_eq!(interrupts.exit_status(), 128 + 1);
+        assert_eq!(interrupts.kind(), Kind::Signal(libc::SIGHUP));
+        assert_eq!(interrupts.kind().status(), 128 + 1);
         assert_eq!(
             *seen.0.lock().unwrap(),
             [

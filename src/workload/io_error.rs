@@ -1,8 +1,10 @@
 //! A failed I/O on the target as one typed error: the operation, where on the device, how
-//! long, the device and the errno, in one line. The runner recognises it (downcast) to
-//! stop cleanly with the exit status for an I/O error mid-run, and adds what it knows
-//! about the device afterwards (it may have vanished).
+//! long, the device and the errno, in one line. The engines' boundary hands it to the
+//! runner as [`WorkloadError::Io`] (exit status 4), beside a stop by the user's signal and
+//! every other error; the runner adds what it knows about the device afterwards (it may
+//! have vanished).
 
+use crate::exit::Kind;
 use std::path::{Path, PathBuf};
 
 /// What was being done when the I/O failed.
@@ -141,6 +143,69 @@ impl std::fmt::Display for IoFailure {
 }
 
 impl std::error::Error for IoFailure {}
+
+/// How checking or running a workload failed, as the runner must tell them apart: sorted
+/// once, where the engines hand their error over (`check_workload`, `run_workload`).
+#[derive(Debug)]
+pub enum WorkloadError {
+    /// The user's stop flag (a signal) stopped the run: it is discarded.
+    Cancelled,
+    /// An I/O on the target failed: the error holds an [`IoFailure`] (the engine may have
+    /// put its own words in front, e.g. what the card said).
+    Io(anyhow::Error),
+    /// Anything else: a refusal, an impossible job, a failure outside the target's I/O.
+    Other(anyhow::Error),
+}
+
+impl WorkloadError {
+    /// The exit status's kind (a cancel has none: the runner stops with the signal's).
+    pub fn kind(&self) -> Option<Kind> {
+        match self {
+            WorkloadError::Cancelled => None,
+            WorkloadError::Io(_) => Some(Kind::IoFailed),
+            WorkloadError::Other(_) => Some(Kind::Error),
+        }
+    }
+
+    /// The failed I/O, to add what was found out afterwards ([`IoFailure::note`]).
+    pub fn io_failure_mut(&mut self) -> Option<&mut IoFailure> {
+        match self {
+            WorkloadError::Io(err) => err.downcast_mut::<IoFailure>(),
+            _ => None,
+        }
+    }
+
+    /// The error with its message (a cancel says so).
+    pub fn into_error(self) -> anyhow::Error {
+        match self {
+            WorkloadError::Cancelled => super::Cancelled.into(),
+            WorkloadError::Io(err) | WorkloadError::Other(err) => err,
+        }
+    }
+
+    /// `context` in front of the message, the kind kept.
+    pub fn context(self, context: String) -> WorkloadError {
+        match self {
+            WorkloadError::Cancelled => WorkloadError::Cancelled,
+            WorkloadError::Io(err) => WorkloadError::Io(err.context(context)),
+            WorkloadError::Other(err) => WorkloadError::Other(err.context(context)),
+        }
+    }
+}
+
+/// The engines' errors, sorted at their boundary: their own stop flag's [`super::Cancelled`],
+/// an [`IoFailure`] under whatever words the engine put in front, or anything else.
+impl From<anyhow::Error> for WorkloadError {
+    fn from(err: anyhow::Error) -> WorkloadError {
+        if err.is::<super::Cancelled>() {
+            WorkloadError::Cancelled
+        } else if err.is::<IoFailure>() {
+            WorkloadError::Io(err)
+        } else {
+            WorkloadError::Other(err)
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

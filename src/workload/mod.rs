@@ -24,7 +24,7 @@ pub mod target;
 
 pub use engine::clone_io::Cancelled;
 pub use engine::ioctl::CardCache;
-pub use io_error::{IoFailure, IoOp};
+pub use io_error::{IoFailure, IoOp, WorkloadError};
 pub use measured_window::{MeasuredWindow, Unwatched};
 pub use options::{new_run_id, EngineOptions};
 pub use result::WorkloadResult;
@@ -69,8 +69,9 @@ pub fn check_workload(
     target: &Target,
     card: &CardCache,
     opts: &EngineOptions,
-) -> Result<()> {
-    prepare(spec, target, card, opts).map(|_| ())
+) -> Result<(), WorkloadError> {
+    prepare(spec, target, card, opts)?;
+    Ok(())
 }
 
 fn prepare(
@@ -95,6 +96,16 @@ fn prepare(
 /// `window` hears when the measured I/O begins and ends ([`measured_window`]); `card` is
 /// as for [`check_workload`].
 pub fn run_workload(
+    spec: &WorkloadSpec,
+    target: &Target,
+    card: &CardCache,
+    opts: &EngineOptions,
+    window: &dyn MeasuredWindow,
+) -> Result<WorkloadResult, WorkloadError> {
+    Ok(run(spec, target, card, opts, window)?)
+}
+
+fn run(
     spec: &WorkloadSpec,
     target: &Target,
     card: &CardCache,

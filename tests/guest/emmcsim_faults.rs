@@ -11,7 +11,10 @@
 //! - a card that stops answering: the error line says the card does not answer (CMD13
 //!   through debugfs fails), the bus-width restore cannot be done (exit 5) and mmcab
 //!   prints the commands; once the card answers again they restore everything and
-//!   `--resume` finishes the plan.
+//!   `--resume` finishes the plan;
+//! - `probe packed` on a card that stops answering half-way through the probe: the
+//!   region and EXP_EVENTS_CTRL cannot be put back, the error line says so and how,
+//!   exit 5.
 //!
 //! Each test prints one `faults:` line with its counts (injected, reported correctly,
 //! results lost, knobs left changed), as tests/guest/faults.rs does.
@@ -171,4 +174,30 @@ fn a_card_that_stops_answering_is_named_and_the_printed_commands_restore() {
     let left = s.left_changed("before", "after", 4) + s.left_changed("before", "end", 4);
     counts("sim card stops answering", 1, reported, s.lost(), left);
     assert_eq!((reported, s.lost(), left), (1, 0, 0));
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn probe_packed_on_a_card_that_stops_answering_cannot_put_back_and_exits_5() {
+    let s = Scenario {
+        run: sim_boot(),
+        name: "probe-stops-answering",
+    };
+    let requests = s.text("requests");
+    assert_eq!(
+        s.status("whole.status"),
+        0,
+        "the probe that counts the requests ({requests}): {}",
+        s.text("whole.err")
+    );
+    let stats = s.text("stats");
+    assert!(!stats.contains("unanswered 0\n"), "{requests}\n{stats}");
+    let err = s.text("probe.err");
+    assert_eq!(s.status("probe.status"), 5, "{requests}: {err}");
+    let line = err.trim().lines().last().unwrap_or_default().to_string();
+    assert!(
+        line.starts_with("mmcab: error: mmcab probe packed could not put everything back: ")
+            && line.contains("were NOT written back"),
+        "{err}"
+    );
 }

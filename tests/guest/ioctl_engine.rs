@@ -6,6 +6,8 @@
 //!   test (not mmcab's), and mmcab's own read-back verify agrees;
 //! - ioctl reads verify what the block layer wrote, and find nothing on a region nobody
 //!   wrote (the check is not vacuous);
+//! - the card's node the ioctl engine cannot open (a node of mmcblk0 on a `nodev` mount:
+//!   EACCES even for root) is a failed I/O, exit status 4, named in the one line of one;
 //! - workloads/packed-ioctl.toml and `probe packed` are refused with the card's reason,
 //!   before any I/O; `probe packed --force` sees the kernel's CMD23 pass-through in
 //!   tracefs, sees that this card stores a packed command as plain data, and puts the
@@ -141,6 +143,10 @@ echo $? > /out/run.status
 dd if=/dev/mmcblk0 iflag=direct bs=4096 skip={skip} count={BLOCKS} of=/out/blocks.bin 2>/dev/null
 mmcab run unwritten.toml --device /dev/mmcblk0 --json > /out/unwritten.json 2>/dev/null
 echo $? > /out/unwritten.status
+mkdir /nodev && mount -t tmpfs -o nodev tmpfs /nodev
+mknod /nodev/card b $(tr : ' ' < /sys/block/mmcblk0/dev)
+mmcab run unwritten.toml --device /nodev/card 2> /out/nodev.err
+echo $? > /out/nodev.status
 cat {STAT} > /out/stat-before
 mmcab run /workloads/packed-ioctl.toml --device /dev/mmcblk0 --allow-write 2> /out/plan.err
 echo $? > /out/plan.status
@@ -182,6 +188,16 @@ fn check(run: &testbed::GuestRun) {
     assert_eq!(run.out_text("unwritten.status").trim(), "3");
     let (checked, bad) = job_verify(&run.out_json("unwritten.json"), "ioctl-read");
     assert_eq!((checked, bad), (16, 16));
+
+    // The node the ioctl engine opens cannot be opened: a failed I/O (exit 4), not a
+    // refusal, in the one line of every failed I/O.
+    let err = run.out_text("nodev.err");
+    assert_eq!(run.out_text("nodev.status").trim(), "4", "{err}");
+    assert_eq!(
+        err.trim(),
+        "mmcab: error: workload 'ioctl-read': open of /nodev/card failed: EACCES (Permission \
+         denied) [job 'r']"
+    );
 
     // Packed: refused with the card's reason before any I/O.
     for (what, status) in [("plan", "plan.status"), ("probe", "probe.status")] {

@@ -8,6 +8,7 @@ mod common;
 mod boots;
 mod completions;
 mod engine;
+mod exit_statuses;
 mod fidelity;
 mod fio_words;
 mod gates;

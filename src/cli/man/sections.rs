@@ -4,8 +4,8 @@
 //! shared entries are in `page.rs`).
 //!
 //! Text between backquotes is set in bold (commands, options, file and key names).
-//! Exit statuses follow the code: `EXIT_*` in run.rs, gates.rs and probe_packed.rs,
-//! `run::exit_status` for errors, clap's 2 for a wrong command line.
+//! Exit statuses follow the code: the table of `crate::exit`, which also picks them
+//! (`man/tests.rs` holds the pages of run, probe packed, report and compare to it).
 
 use super::page::{Page, DEBUGFS_HOST, ERROR, OK, SYSFS_CARD, USAGE};
 use super::sections_probe::{PROBE, PROBE_ALIGN, PROBE_OPEN_AU, PROBE_PACKED};

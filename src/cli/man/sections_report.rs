@@ -26,7 +26,7 @@ const REPORT_JSON: &[(&str, &str)] = &[
     ),
 ];
 
-/// Exit statuses of report and compare: the gate's (`EXIT_GATE_*` in gates.rs).
+/// Exit statuses of report and compare: the gate's (`crate::exit::TABLE`).
 const GATE_0: (&str, &str) = (
     "0",
     "The report was written; every gate check passed (or no `--fail-if`; inconclusive \

@@ -3,33 +3,77 @@
 //!
 //! Facts about the card ([`RawAccess`]) and the kernel's CMD23 pass-through
 //! ([`SbcVerdict`]) are found once per open target and kept in a [`CardCache`], which the
-//! caller holds beside the target and hands to every check and run.
+//! caller holds beside the target and hands to every check and run. A card whose node
+//! cannot be opened is a failed I/O ([`IoFailure`], exit status 4) like the other
+//! engines' open, not a refusal.
 
-use crate::device::raw_access::RawAccess;
+use crate::device::raw_access::{NodeOpenFailed, RawAccess};
 use crate::evidence::sbc::{self, SbcVerdict};
 use crate::plan::packed::Packed;
 use crate::plan::workload::{takes_packed, Engine};
 use crate::workload::engine::job::ClonePlan;
+use crate::workload::io_error::{errno_text, IoFailure, IoOp};
 use crate::workload::options::EngineOptions;
 use crate::workload::target::{Target, TargetKind};
 use anyhow::{anyhow, bail, Result};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 /// What the ioctl engine found out about a target, once: the runner keeps one per open
 /// target (a target opened again, after a rebind, gets a new one).
 #[derive(Debug, Default)]
 pub struct CardCache {
-    access: OnceLock<Result<Arc<RawAccess>, String>>,
+    access: OnceLock<Result<Arc<RawAccess>, AccessError>>,
     sbc: OnceLock<SbcVerdict>,
 }
 
+/// Why the ioctl engine has no card behind a target (kept, so each job hears the same).
+#[derive(Debug, Clone)]
+pub enum AccessError {
+    /// Not a card the engine may send commands to: the one-line reason.
+    Refused(String),
+    /// The card's node could not be opened: the node and the errno.
+    Open { node: PathBuf, errno: i32 },
+}
+
+impl AccessError {
+    /// As the error of `job` of `workload`: a refusal names both; a failed open is the
+    /// job's [`IoFailure`], as the other engines' open of the target is.
+    pub fn for_job(&self, workload: &str, job: &str) -> anyhow::Error {
+        match self {
+            AccessError::Refused(why) => anyhow!("workload '{workload}', job '{job}': {why}"),
+            AccessError::Open { node, errno } => anyhow::Error::from(
+                IoFailure::new(IoOp::Open, None, 0, node, job)
+                    .errno(&std::io::Error::from_raw_os_error(*errno)),
+            )
+            .context(format!("workload '{workload}'")),
+        }
+    }
+}
+
+impl std::fmt::Display for AccessError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AccessError::Refused(why) => f.write_str(why),
+            AccessError::Open { node, errno } => write!(
+                f,
+                "engine = \"ioctl\": {}: cannot open: {}",
+                node.display(),
+                errno_text(*errno)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AccessError {}
+
 impl CardCache {
     /// The card behind the target (opened and checked the first time).
-    pub fn access(&self, target: &Target) -> Result<Arc<RawAccess>> {
+    pub fn access(&self, target: &Target) -> Result<Arc<RawAccess>, AccessError> {
         self.access
             .get_or_init(|| {
                 if target.kind != TargetKind::BlockDevice {
-                    return Err(format!(
+                    return Err(AccessError::Refused(format!(
                         "{}: engine = \"ioctl\" sends MMC commands to an eMMC, and this is a {}: \
                          use engine = \"sync\" or \"io_uring\", or pass /dev/mmcblkN",
                         target.path.display(),
@@ -37,14 +81,19 @@ impl CardCache {
                             TargetKind::File => "regular file",
                             _ => "directory",
                         }
-                    ));
+                    )));
                 }
-                RawAccess::open(&target.path)
-                    .map(Arc::new)
-                    .map_err(|e| format!("engine = \"ioctl\": {e:#}"))
+                RawAccess::open(&target.path).map(Arc::new).map_err(|e| {
+                    match e.downcast_ref::<NodeOpenFailed>() {
+                        Some(open) => AccessError::Open {
+                            node: open.node.clone(),
+                            errno: open.source.raw_os_error().unwrap_or(libc::EIO),
+                        },
+                        None => AccessError::Refused(format!("engine = \"ioctl\": {e:#}")),
+                    }
+                })
             })
             .clone()
-            .map_err(|e| anyhow!(e))
     }
 
     /// Whether this kernel passes CMD23 on as `mrq.sbc` (looked at the first time).
@@ -129,7 +178,9 @@ pub fn check(
     for clone in clones.iter().filter(|c| c.job.engine == Engine::Ioctl) {
         let job = &clone.job;
         let at = |e: String| anyhow!("workload '{workload}', job '{}': {e}", job.name);
-        let access = card.access(target).map_err(|e| at(format!("{e:#}")))?;
+        let access = card
+            .access(target)
+            .map_err(|e| e.for_job(workload, &job.name))?;
         if job.rw.writes() {
             access.check_writable().map_err(|e| at(format!("{e:#}")))?;
         }
@@ -164,6 +215,30 @@ mod tests {
 
     fn access(rev: u8, max_packed: u8, large: bool) -> RawAccess {
         crate::device::raw_access::test_access(rev, max_packed, large)
+    }
+
+    #[test]
+    fn a_node_that_cannot_be_opened_is_the_jobs_failed_open() {
+        use crate::workload::WorkloadError;
+        let open = AccessError::Open {
+            node: "/dev/mmcblk0".into(),
+            errno: libc::EACCES,
+        };
+        let err = open.for_job("w", "j");
+        assert_eq!(
+            format!("{err:#}"),
+            "workload 'w': open of /dev/mmcblk0 failed: EACCES (Permission denied) [job 'j']"
+        );
+        let kind = WorkloadError::from(err).kind();
+        assert_eq!(kind, Some(crate::exit::Kind::IoFailed));
+        let refused = AccessError::Refused("/dev/loop0: not an MMC/SD block device".into());
+        let err = refused.for_job("w", "j");
+        assert_eq!(
+            err.to_string(),
+            "workload 'w', job 'j': /dev/loop0: not an MMC/SD block device"
+        );
+        let kind = WorkloadError::from(err).kind();
+        assert_eq!(kind, Some(crate::exit::Kind::Error));
     }
 
     #[test]

@@ -1,0 +1,273 @@
+//! Every exit status of docs/safety.md's table (`mmcab::exit::TABLE`, which the docs are
+//! held to in `src/cli/docs_tests.rs`) produced by the way of ending that should produce
+//! it: here when a regular file and a command knob can bring it about (tier 1), else by
+//! the named test of the tier that has what it needs (a card for `probe packed`, a loop
+//! device for the engine's verify, the results fixtures of the gates), which must exist.
+//! The match on the kind is exhaustive: a new row of the table needs its test.
+
+use mmcab::exit::{Kind, TABLE};
+use std::path::Path;
+use std::process::Command;
+
+const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
+
+/// Where a kind's status is produced.
+enum Produced {
+    /// Here: the scenario returns the kind it should end with (a signal's with its
+    /// number), the exit status and stderr.
+    Here(fn(&Path) -> (Kind, Option<i32>, String)),
+    /// By this test of this file (from the repository's root).
+    Test(&'static str, &'static str),
+}
+
+fn produced(kind: Kind) -> Vec<Produced> {
+    use Produced::{Here, Test};
+    match kind {
+        Kind::Success => vec![Here(success)],
+        Kind::Error => vec![Here(error)],
+        Kind::Usage => vec![Here(usage)],
+        Kind::VerifyFailed => vec![
+            Here(verify_failed),
+            Test(
+                "tests/host/engine.rs",
+                "verify_reports_a_block_corrupted_behind_our_back",
+            ),
+            Test(
+                "tests/guest/faults.rs",
+                "corrupted_reads_are_each_reported_by_verify_with_offset_and_byte",
+            ),
+        ],
+        Kind::ProbeMismatch => vec![Test(
+            "tests/guest/ioctl_engine.rs",
+            "linux_7_ioctl_engine_and_packed_refusals",
+        )],
+        Kind::IoFailed => vec![
+            Here(io_failed),
+            Test(
+                "tests/plain/engine.rs",
+                "a_layout_write_that_fails_is_an_io_error_with_its_offset",
+            ),
+            Test(
+                "tests/plain/runner.rs",
+                "an_io_error_that_coincides_with_a_signal_is_not_swallowed",
+            ),
+            // The ioctl engine's open of the card's node.
+            Test(
+                "tests/guest/ioctl_engine.rs",
+                "linux_7_ioctl_engine_and_packed_refusals",
+            ),
+            Test(
+                "tests/guest/faults.rs",
+                "writes_failing_with_eio_stop_with_one_line_and_resume_finishes_once_healed",
+            ),
+        ],
+        Kind::KnobsNotRestored => vec![
+            Here(knobs_not_restored),
+            Test(
+                "tests/plain/until_ci.rs",
+                "a_run_until_ci_ended_is_finished_even_when_the_restore_fails",
+            ),
+            Test(
+                "tests/guest/faults.rs",
+                "a_knob_file_that_disappears_gets_the_manual_restore_message_and_nothing_else_is_lost",
+            ),
+        ],
+        Kind::ProbeNotRestored => vec![
+            Test(
+                "tests/guest/emmcsim_faults.rs",
+                "probe_packed_on_a_card_that_stops_answering_cannot_put_back_and_exits_5",
+            ),
+            Test(
+                "src/probe/packed_run.rs",
+                "a_region_that_cannot_be_written_back_is_reported_with_where_it_is",
+            ),
+            Test(
+                "src/probe/packed.rs",
+                "a_probe_that_could_not_put_everything_back_ends_with_its_kind",
+            ),
+        ],
+        Kind::GateFailed => vec![Test(
+            "tests/plain/gates.rs",
+            "compare_exit_codes_for_slower_faster_and_no_change",
+        )],
+        Kind::Inconclusive => vec![Test(
+            "tests/plain/gates.rs",
+            "one_boot_per_side_is_inconclusive_unless_allowed",
+        )],
+        Kind::Signal(_) => vec![
+            Here(signal),
+            Test(
+                "tests/host/runner.rs",
+                "sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix",
+            ),
+            Test("tests/host/runner.rs", "a_second_ctrl_c_does_not_skip_restore"),
+        ],
+    }
+}
+
+#[test]
+fn every_exit_status_is_produced_by_its_kind() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for row in TABLE.iter() {
+        for way in produced(row.kind) {
+            match way {
+                Produced::Here(scenario) => {
+                    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+                    let (kind, status, stderr) = scenario(dir.path());
+                    assert_eq!(kind.row().kind, row.kind, "a scenario of another row");
+                    assert_eq!(
+                        status,
+                        Some(i32::from(kind.status())),
+                        "{kind:?} (status {} for {}): {stderr}",
+                        row.status_text(),
+                        row.commands
+                    );
+                }
+                Produced::Test(file, test) => {
+                    let text = std::fs::read_to_string(root.join(file)).unwrap();
+                    assert!(
+                        text.contains(&format!("fn {test}()")),
+                        "{kind:?}: {file} has no test {test}",
+                        kind = row.kind
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `mmcab run PLAN --device TARGET ARGS...` in `dir`: the status and stderr.
+fn run(dir: &Path, plan: &str, args: &[&str]) -> (Option<i32>, String) {
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    let out = Command::new(MMCAB)
+        .arg("run")
+        .arg(&path)
+        .arg("--device")
+        .arg(dir.join("target"))
+        .arg("--no-evidence")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A job's keys: a read of 256 KiB.
+const READ: &str = "rw = \"read\"\nsize = \"256KiB\"";
+
+/// A plan of one workload of one buffered job: `job` are its other keys.
+fn plan(job: &str) -> String {
+    format!(
+        "name = \"p\"\n[[workload]]\nname = \"w\"\n[[workload.job]]\nname = \"j\"\n\
+         direct = false\n{job}\n"
+    )
+}
+
+/// A plan whose one config sets a command knob, kept in `dir`/state ("orig" at first),
+/// with these commands besides its apply's write; `job` are more keys of its read job.
+fn knob_plan(dir: &Path, apply: &str, restore: &str, job: &str) -> String {
+    let state = dir.join("state");
+    std::fs::write(&state, "orig\n").unwrap();
+    let s = state.display();
+    format!(
+        "name = \"p\"\n[[knob]]\nname = \"k\"\nkind = \"command\"\nread = \"cat {s}\"\n\
+         apply = \"echo {{value}} > {s}; {apply}\"\nrestore = \"{restore}\"\n\
+         [[config]]\nname = \"A\"\nk = \"a\"\n[[workload]]\nname = \"w\"\n\
+         [[workload.job]]\nname = \"j\"\nrw = \"read\"\nsize = \"256KiB\"\ndirect = false\n{job}\n"
+    )
+}
+
+fn success(dir: &Path) -> (Kind, Option<i32>, String) {
+    let (status, err) = run(dir, &plan(READ), &[]);
+    (Kind::Success, status, err)
+}
+
+fn error(dir: &Path) -> (Kind, Option<i32>, String) {
+    let (status, err) = run(dir, &plan(READ), &["--workload", "nope"]);
+    assert!(err.contains("has no workload 'nope'"), "{err}");
+    (Kind::Error, status, err)
+}
+
+fn usage(_: &Path) -> (Kind, Option<i32>, String) {
+    let out = Command::new(MMCAB)
+        .args(["run", "--no-such-flag"])
+        .output()
+        .unwrap();
+    let help = Command::new(MMCAB).arg("--help").output().unwrap();
+    assert_eq!(help.status.code(), Some(0), "--help is no usage error");
+    (
+        Kind::Usage,
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A read job that verifies blocks no verifying write wrote (the file as mmcab laid it
+/// out): every block is bad.
+fn verify_failed(dir: &Path) -> (Kind, Option<i32>, String) {
+    let (status, err) = run(dir, &plan(&format!("{READ}\nverify = true")), &[]);
+    assert!(err.contains("verify found 64 bad block(s)"), "{err}");
+    (Kind::VerifyFailed, status, err)
+}
+
+/// A write past RLIMIT_FSIZE (SIGXFSZ ignored): EFBIG, one line naming the write.
+fn io_failed(dir: &Path) -> (Kind, Option<i32>, String) {
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, plan("rw = \"write\"\nsize = \"4MiB\"")).unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 1024; trap '' XFSZ; exec \"$0\" \"$@\"")
+        .arg(MMCAB)
+        .arg("run")
+        .arg(&path)
+        .arg("--device")
+        .arg(dir.join("target"))
+        .arg("--no-evidence")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.trim_end()
+            .ends_with("failed: EFBIG (File too large) [job 'j']"),
+        "{err}"
+    );
+    (Kind::IoFailed, out.status.code(), err)
+}
+
+/// Every run finishes; the knob's restore fails: the commands to finish by hand.
+fn knobs_not_restored(dir: &Path) -> (Kind, Option<i32>, String) {
+    let (status, err) = run(
+        dir,
+        &knob_plan(dir, "true", "exit 1", ""),
+        &["--out", &dir.join("res").display().to_string()],
+    );
+    assert!(
+        err.trim_end()
+            .ends_with("could not restore knob(s) k: run the commands printed above"),
+        "{err}"
+    );
+    (Kind::KnobsNotRestored, status, err)
+}
+
+/// The knob's apply sends SIGHUP to mmcab before a run that would read for a minute:
+/// the run is stopped and discarded, the knob restored, and the status is 128 + 1.
+fn signal(dir: &Path) -> (Kind, Option<i32>, String) {
+    let restore = format!("echo {{value}} > {}", dir.join("state").display());
+    let (status, err) = run(
+        dir,
+        &knob_plan(
+            dir,
+            "kill -HUP $PPID",
+            &restore,
+            "runtime = \"60s\"\ntime_based = true",
+        ),
+        &["--out", &dir.join("res").display().to_string()],
+    );
+    assert!(err.contains("got SIGHUP"), "{err}");
+    let state = std::fs::read_to_string(dir.join("state")).unwrap();
+    assert_eq!(state.trim(), "orig", "restored: {err}");
+    (Kind::Signal(libc::SIGHUP), status, err)
+}
