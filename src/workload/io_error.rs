@@ -2,7 +2,8 @@
 //! long, the device and the errno, in one line. The engines' boundary hands it to the
 //! runner as [`WorkloadError::Io`] (exit status 4), beside a stop by the user's signal and
 //! every other error; the runner adds what it knows about the device afterwards (it may
-//! have vanished).
+//! have vanished). The stop flags' own errors ([`Cancelled`], [`SiblingFailed`]) are here
+//! too, so the engines' errors sit below the engines that raise them.
 
 use crate::exit::Kind;
 use std::path::{Path, PathBuf};
@@ -178,7 +179,7 @@ impl WorkloadError {
     /// The error with its message (a cancel says so).
     pub fn into_error(self) -> anyhow::Error {
         match self {
-            WorkloadError::Cancelled => super::Cancelled.into(),
+            WorkloadError::Cancelled => Cancelled.into(),
             WorkloadError::Io(err) | WorkloadError::Other(err) => err,
         }
     }
@@ -193,11 +194,11 @@ impl WorkloadError {
     }
 }
 
-/// The engines' errors, sorted at their boundary: their own stop flag's [`super::Cancelled`],
+/// The engines' errors, sorted at their boundary: their own stop flag's [`Cancelled`],
 /// an [`IoFailure`] under whatever words the engine put in front, or anything else.
 impl From<anyhow::Error> for WorkloadError {
     fn from(err: anyhow::Error) -> WorkloadError {
-        if err.is::<super::Cancelled>() {
+        if err.is::<Cancelled>() {
             WorkloadError::Cancelled
         } else if err.is::<IoFailure>() {
             WorkloadError::Io(err)
@@ -206,6 +207,26 @@ impl From<anyhow::Error> for WorkloadError {
         }
     }
 }
+
+/// The run was stopped by the cancel flag (Ctrl-C / SIGTERM). Downcast to recognise it.
+#[derive(Debug)]
+pub struct Cancelled;
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cancelled (interrupted)")
+    }
+}
+impl std::error::Error for Cancelled {}
+
+/// A clone stopped because another one failed; the other one's error is the one reported.
+#[derive(Debug)]
+pub struct SiblingFailed;
+impl std::fmt::Display for SiblingFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stopped because another job failed")
+    }
+}
+impl std::error::Error for SiblingFailed {}
 
 #[cfg(test)]
 mod tests {

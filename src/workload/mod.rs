@@ -22,9 +22,8 @@ pub mod options;
 pub mod result;
 pub mod target;
 
-pub use engine::clone_io::Cancelled;
 pub use engine::ioctl::CardCache;
-pub use io_error::{IoFailure, IoOp, WorkloadError};
+pub use io_error::{Cancelled, IoFailure, IoOp, WorkloadError};
 pub use measured_window::{MeasuredWindow, Unwatched};
 pub use options::{new_run_id, EngineOptions};
 pub use result::WorkloadResult;

@@ -1,12 +1,13 @@
 //! What a running job clone's engine uses besides its buffers (every engine alike): the
-//! stop flags and the errors they stop with ([`Cancelled`], [`SiblingFailed`]), the write
-//! side (verify headers, fsync every N writes), the read-side verify check, and the
-//! read-back of everything written when the job verifies.
+//! stop flags (the errors they stop with, [`Cancelled`] and [`SiblingFailed`], live with
+//! the engines' other errors in [`crate::workload::io_error`]), the write side (verify
+//! headers, fsync every N writes), the read-side verify check, and the read-back of
+//! everything written when the job verifies.
 
 use super::buffer::{check_block, describe_damage, fill_pattern, stamp_block};
 use super::job::ClonePlan;
 use crate::aligned::AlignedBuf;
-use crate::workload::io_error::{IoFailure, IoOp};
+use crate::workload::io_error::{Cancelled, IoFailure, IoOp, SiblingFailed};
 use crate::workload::result::{Direction, VerifyReport};
 use anyhow::Result;
 use std::fs::File;
@@ -22,26 +23,6 @@ pub struct Stop<'a> {
     pub user: &'a AtomicBool,
     pub sibling_failed: &'a AtomicBool,
 }
-
-/// The run was stopped by the cancel flag (Ctrl-C / SIGTERM). Downcast to recognise it.
-#[derive(Debug)]
-pub struct Cancelled;
-impl std::fmt::Display for Cancelled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("cancelled (interrupted)")
-    }
-}
-impl std::error::Error for Cancelled {}
-
-/// A clone stopped because another one failed; the other one's error is the one reported.
-#[derive(Debug)]
-pub struct SiblingFailed;
-impl std::fmt::Display for SiblingFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("stopped because another job failed")
-    }
-}
-impl std::error::Error for SiblingFailed {}
 
 impl Stop<'_> {
     #[inline]
@@ -272,7 +253,7 @@ pub fn verify_written(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::io_error::{IoFailure, IoOp};
+    use crate::workload::io_error::{Cancelled, IoFailure, IoOp, SiblingFailed};
 
     /// One clone saw the signal, another one's I/O failed at the same time: the I/O
     /// error is what the run reports; a cancel only when nothing else failed.
