@@ -246,6 +246,17 @@ fn report_results_emmc_cmd23() {
     ));
 }
 
+/// A workload with a read and a write job whose name says both directions
+/// (`long-read-long-write`): each block is headed with its own direction.
+#[test]
+fn report_results_mixed() {
+    check(&report(
+        "report-results-mixed",
+        &["report", "results-mixed"],
+        false,
+    ));
+}
+
 #[test]
 fn report_results_v0_1_boot1() {
     check(&report(

@@ -6,7 +6,7 @@
 //! is summarised over its boot means (n = boots), replacing the summary of its pooled
 //! runs; a side of one boot keeps the summary of its runs.
 
-use crate::report::model::{Across, Block, ConfigRow};
+use crate::report::model::{run_order, Across, Block, ConfigRow};
 use crate::stats::boots::{self, CalibratedSpread, Model};
 use crate::stats::{self, Verdict, Warning};
 use anyhow::{anyhow, Result};
@@ -21,7 +21,7 @@ pub type CalibrationOf<'a> = &'a dyn Fn(&Block, &ConfigRow) -> Option<Calibrated
 /// The runs of a row in one boot: run numbers and values, in run order.
 #[derive(Debug, Default)]
 struct BootRuns {
-    runs: Vec<f64>,
+    runs: Vec<u32>,
     values: Vec<f64>,
 }
 
@@ -29,7 +29,7 @@ struct BootRuns {
 fn by_boot(block: &Block, row: &ConfigRow, boot_of: BootOfRun) -> Result<Vec<BootRuns>> {
     let mut groups: BTreeMap<usize, BootRuns> = BTreeMap::new();
     for (run, value) in row.runs.iter().zip(&row.values) {
-        let boot = boot_of(*run as u32).ok_or_else(|| {
+        let boot = boot_of(*run).ok_or_else(|| {
             anyhow!(
                 "run {run} of {} ({}) is in no boot's runs.csv",
                 row.config,
@@ -82,7 +82,7 @@ pub fn apply(blocks: &mut [Block], boot_of: BootOfRun, calibration: CalibrationO
                 row.change = Some(tested.change);
                 row.verdict = Some(match tested.model {
                     Model::OneBootPerSide => Verdict::OneBootPerSide,
-                    _ => stats::verdict(&tested.change, block.metric.higher_is_better),
+                    _ => stats::verdict(&tested.change, block.metric.higher_is_better()),
                 });
                 across.model = Some(tested.model);
                 across.boots_needed =
@@ -108,7 +108,9 @@ fn side_warnings(groups: &[BootRuns], spread: &boots::Spread) -> Vec<Warning> {
     }
     let drifting = groups
         .iter()
-        .filter(|g| stats::trend(&g.runs, &g.values).is_some_and(|t| t.p < stats::DRIFT_ALPHA))
+        .filter(|g| {
+            stats::trend(&run_order(&g.runs), &g.values).is_some_and(|t| t.p < stats::DRIFT_ALPHA)
+        })
         .count();
     if drifting > 0 {
         out.push(Warning::DriftInBoots {
@@ -122,13 +124,18 @@ fn side_warnings(groups: &[BootRuns], spread: &boots::Spread) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{against, rows_for, Metric};
+    use crate::report::model::{against, rows_for, Metric, Sample};
     use crate::workload::result::Direction;
 
     #[test]
     fn a_run_of_no_boot_is_an_error() {
-        let metric = Metric::new("mb_per_s", "MB/s", true);
-        let samples = vec![("a".to_string(), 1.0, 10.0), ("a".to_string(), 2.0, 11.0)];
+        let metric = Metric::MbPerS;
+        let sample = |run: u32, value: f64| Sample {
+            config: "a".to_string(),
+            run,
+            value,
+        };
+        let samples = vec![sample(1, 10.0), sample(2, 11.0)];
         let rows = rows_for(&["a".to_string()], &against("a"), &metric, &samples);
         let mut blocks = vec![Block {
             workload: "w".into(),

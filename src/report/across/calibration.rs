@@ -211,11 +211,11 @@ fn entries(dirs: &[ResultsDir]) -> Vec<Entry> {
                     row.config.clone(),
                     block.workload.clone(),
                     direction.to_string(),
-                    block.metric.key.clone(),
+                    block.metric.key().to_string(),
                 );
                 let entry = groups.entry(key.clone()).or_insert_with(|| {
                     order.push(key);
-                    (block.metric.unit.clone(), block.headline, Vec::new())
+                    (block.metric.unit().to_string(), block.headline, Vec::new())
                 });
                 entry.2.push(row.values);
             }

@@ -164,7 +164,7 @@ pub fn build(
             original.get(&row.config)?,
             &block.workload,
             block.direction_text(),
-            &block.metric.key,
+            block.metric.key(),
         )
     };
     boots::apply(&mut report.blocks, &boot_of, &cal_of)?;

@@ -5,6 +5,7 @@ use crate::record::{ConfigMeta, Meta, RunRow};
 use crate::report::across::compare::{build, Sides};
 use crate::report::ci::lava;
 use crate::report::load::dir::ResultsDir;
+use crate::report::model::Metric;
 use crate::report::render::{csv, json, markdown};
 use crate::stats::{mean, summarize};
 use crate::workload::result::Direction;
@@ -50,7 +51,7 @@ fn a_side_of_several_boots_is_summarised_over_its_boot_means() {
     let block = report
         .blocks
         .iter()
-        .find(|b| b.metric.key == "mb_per_s")
+        .find(|b| b.metric == Metric::MbPerS)
         .expect("MB/s block");
     let means = |side: &[Vec<f64>; 2]| -> Vec<f64> { side.iter().map(|x| mean(x)).collect() };
     let (ra, rb) = (&block.rows[0], &block.rows[1]);

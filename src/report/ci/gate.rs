@@ -180,7 +180,7 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
     );
     // In "better" terms (positive = faster, whatever the metric's direction) the
     // interval's ends are the worst and the best case.
-    let sign = if block.metric.higher_is_better {
+    let sign = if block.metric.higher_is_better() {
         1.0
     } else {
         -1.0
@@ -217,8 +217,8 @@ fn check(block: &Block, row: &ConfigRow, rule: GateRule) -> Option<GateCheck> {
     Some(GateCheck {
         workload: block.workload.clone(),
         direction: block.direction_text().to_string(),
-        metric: block.metric.key.clone(),
-        unit: block.metric.unit.clone(),
+        metric: block.metric.key().to_string(),
+        unit: block.metric.unit().to_string(),
         config: row.config.clone(),
         baseline,
         change,

@@ -2,17 +2,22 @@
 //! built from run values (Welch on the runs, as `mmcab report` of one results dir).
 
 use super::*;
-use crate::report::model::{against, rows_for, Metric};
+use crate::report::model::{against, rows_for, Metric, Sample};
 
 /// A report with one headline block: A (baseline) and B at the given values.
 fn report(metric: Metric, a: &[f64], b: &[f64]) -> Report {
     let configs = vec!["A".to_string(), "B".to_string()];
+    let sample = |config: &str, run: usize, value: f64| Sample {
+        config: config.to_string(),
+        run: run as u32,
+        value,
+    };
     let mut samples = Vec::new();
     for (i, v) in a.iter().enumerate() {
-        samples.push(("A".to_string(), (2 * i) as f64, *v));
+        samples.push(sample("A", 2 * i, *v));
     }
     for (i, v) in b.iter().enumerate() {
-        samples.push(("B".to_string(), (2 * i + 1) as f64, *v));
+        samples.push(sample("B", 2 * i + 1, *v));
     }
     let rows = rows_for(&configs, &against("A"), &metric, &samples);
     Report {
@@ -34,7 +39,7 @@ fn report(metric: Metric, a: &[f64], b: &[f64]) -> Report {
 }
 
 fn mbps() -> Metric {
-    Metric::new("mb_per_s", "MB/s", true)
+    Metric::MbPerS
 }
 
 /// Runs of a steady device: sd 0.8% of the mean.
@@ -197,7 +202,7 @@ fn with_a_threshold_fail_needs_the_whole_interval_beyond_it() {
 
 #[test]
 fn latency_is_slower_when_it_grows() {
-    let lat = Metric::new("lat_mean_us", "us", false);
+    let lat = Metric::LatMeanUs;
     let higher = A.map(|v| v * 1.2);
     for threshold in [None, Some(0.03)] {
         let out = evaluate(

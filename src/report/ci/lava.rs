@@ -101,14 +101,14 @@ pub fn signals(report: &Report, gate: Option<&GateOutcome>) -> Vec<String> {
                     "{}.{}.{}.{}",
                     block.workload,
                     block.direction_text(),
-                    block.metric.key,
+                    block.metric.key(),
                     row.config
                 ),
                 false,
             ));
             let mean = row.summary.mean;
             let result = if mean.is_finite() { "pass" } else { "unknown" };
-            out.push(testcase(&id, result, Some((mean, &block.metric.unit))));
+            out.push(testcase(&id, result, Some((mean, block.metric.unit()))));
         }
     }
     if let Some(gate) = gate {

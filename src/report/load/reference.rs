@@ -11,9 +11,9 @@
 
 use crate::plan::sweep::SweepOver;
 use crate::report::model::header::{Caption, Header, Named, Title};
-use crate::report::model::{against, rows_for, Block, Metric, Note, Report, SweepPoint};
+use crate::report::model::{against, rows_for, Block, Metric, Note, Report, Sample, SweepPoint};
 use crate::workload::result::Direction;
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -55,6 +55,11 @@ pub fn read(path: &Path) -> Result<Vec<ReferenceRow>> {
         .collect::<Result<Vec<ReferenceRow>>>()?;
     if rows.is_empty() {
         bail!("{} has no rows", path.display());
+    }
+    for (i, r) in rows.iter().enumerate() {
+        if let Err(e) = Metric::published(&r.metric, &r.unit, r.higher_is_better) {
+            bail!("{} line {}: {e}", path.display(), i + 2);
+        }
     }
     // A published 0 is a value (kept; a change from it reads "from 0"); NaN or
     // infinity is not a published number.
@@ -108,21 +113,26 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
     let blocks = keys
         .into_iter()
         .map(|(workload, direction, metric_key)| {
-            let these: Vec<(usize, &ReferenceRow)> = rows
-                .iter()
-                .enumerate()
+            // Each number's place in the source stands for its run number.
+            let these: Vec<(u32, &ReferenceRow)> = (0u32..)
+                .zip(rows)
                 .filter(|(_, r)| {
                     r.workload == workload && r.direction == direction && r.metric == metric_key
                 })
                 .collect();
             let first = these[0].1;
-            let metric = Metric::new(&metric_key, &first.unit, first.higher_is_better);
-            let samples: Vec<(String, f64, f64)> = these
+            let metric = Metric::published(&metric_key, &first.unit, first.higher_is_better)
+                .map_err(|e| anyhow!("{workload}: {e}"))?;
+            let samples: Vec<Sample> = these
                 .iter()
-                .map(|(i, r)| (r.config.clone(), *i as f64, r.value))
+                .map(|(i, r)| Sample {
+                    config: r.config.clone(),
+                    run: *i,
+                    value: r.value,
+                })
                 .collect();
             let sweep = first.sweep.clone().filter(|s| !s.is_empty());
-            Block {
+            Ok(Block {
                 headline: first.headline,
                 block_size_bytes: first.block_size_bytes,
                 sweeps: match (&sweep, first.block_size_bytes) {
@@ -138,9 +148,9 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
                 workload,
                 direction,
                 metric,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<Vec<Block>>>()?;
     let (header, caption) = header_and_caption(rows);
     Ok(Report {
         evidence: Vec::new(),
@@ -216,6 +226,38 @@ mod tests {
         std::fs::write(&csv, format!("{head}{}{}", row("a", "1"), row("b", "NaN"))).unwrap();
         let err = format!("{:#}", read(&csv).unwrap_err());
         assert!(err.contains("line 3: value NaN is not a number"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A metric mmcab knows keeps its unit and direction: a row that gives `mb_per_s`
+    /// another unit is refused by line, one with a key of its own is taken as given.
+    #[test]
+    fn a_known_metric_in_another_unit_is_refused() {
+        let dir = std::env::temp_dir().join(format!("mmcab-ref-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = "source,post_date,device,conditions,config,workload,direction,\
+            block_size_bytes,sweep,metric,unit,higher_is_better,headline,value,notes\n";
+        let row = |metric: &str, unit: &str| {
+            format!("src,2012,dev,cond,a,w,write,,,{metric},{unit},true,true,1,\n")
+        };
+        let csv = dir.join("unit.csv");
+        let text = format!(
+            "{head}{}{}",
+            row("mb_per_s", "MB/s"),
+            row("mb_per_s", "MiB/s")
+        );
+        std::fs::write(&csv, text).unwrap();
+        let err = format!("{:#}", read(&csv).unwrap_err());
+        assert!(
+            err.contains(
+                "line 3: metric mb_per_s is in MB/s, higher is better (the row says MiB/s"
+            ),
+            "{err}"
+        );
+        std::fs::write(&csv, format!("{head}{}", row("erase_mb_per_s", "MiB/s"))).unwrap();
+        let report = build(&read(&csv).unwrap(), None).unwrap();
+        let m = &report.blocks[0].metric;
+        assert_eq!((m.key(), m.unit()), ("erase_mb_per_s", "MiB/s"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

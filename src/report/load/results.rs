@@ -20,13 +20,23 @@ use crate::plan::spec::Plan;
 use crate::plan::sweep::SweepOver;
 use crate::record::RunRow;
 use crate::report::model::header::{Caption, Count, Header, Kernel, Named, PlanId, Runs, Title};
-use crate::report::model::{against, rows_for, BaselineOf, Block, Metric, Report, SweepPoint};
+use crate::report::model::{
+    against, rows_for, BaselineOf, Block, Metric, Report, Sample, SweepPoint,
+};
 use crate::workload::result::Direction;
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 
 /// Reads one metric from a runs.csv row.
 type Getter = fn(&RunRow) -> f64;
+
+/// The metrics of a results directory's blocks, in block order, with their columns.
+const MEASURED: [(Metric, Getter); 4] = [
+    (Metric::MbPerS, |r| r.mb_per_s),
+    (Metric::Iops, |r| r.iops),
+    (Metric::LatMeanUs, |r| r.lat_mean_us),
+    (Metric::LatP99Us, |r| r.lat_p99_us),
+];
 
 /// Mean I/O size at or below which IOPS is a headline metric.
 pub const IOPS_MAX_IO_BYTES: f64 = 65536.0;
@@ -114,27 +124,23 @@ pub fn blocks(
             };
             let small = io_size <= IOPS_MAX_IO_BYTES;
             let (named_bs, points) = sweep_of(declared.as_deref(), &sweep_sizes, workload);
-            let metrics: [(Metric, bool, Getter); 4] = [
-                (Metric::new("mb_per_s", "MB/s", true), !small, |r| {
-                    r.mb_per_s
-                }),
-                (Metric::new("iops", "IOPS", true), small, |r| r.iops),
-                (Metric::new("lat_mean_us", "us", false), false, |r| {
-                    r.lat_mean_us
-                }),
-                (Metric::new("lat_p99_us", "us", false), false, |r| {
-                    r.lat_p99_us
-                }),
-            ];
-            for (metric, headline, get) in metrics {
-                let samples: Vec<(String, f64, f64)> = wl
+            for (metric, get) in MEASURED {
+                let samples: Vec<Sample> = wl
                     .iter()
-                    .map(|r| (r.config.clone(), r.run as f64, get(r)))
+                    .map(|r| Sample {
+                        config: r.config.clone(),
+                        run: r.run,
+                        value: get(r),
+                    })
                     .collect();
                 out.push(Block {
                     workload: workload.clone(),
                     direction: Some(direction),
-                    headline,
+                    headline: match metric {
+                        Metric::MbPerS => !small,
+                        Metric::Iops => small,
+                        _ => false,
+                    },
                     block_size_bytes: named_bs.or(if io_size.is_finite() {
                         Some(io_size.round() as u64)
                     } else {

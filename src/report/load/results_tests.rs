@@ -37,7 +37,7 @@ fn headline_is_iops_for_small_io_and_mb_per_s_otherwise() {
         r.blocks
             .iter()
             .filter(|b| b.workload == w && b.headline)
-            .map(|b| b.metric.key.clone())
+            .map(|b| b.metric.key().to_string())
             .collect()
     };
     assert_eq!(headline("seq-write"), vec!["mb_per_s"]);
@@ -76,7 +76,7 @@ fn declared_sweeps_replace_the_name_rule() {
     let points: Vec<(String, f64)> = r
         .blocks
         .iter()
-        .filter(|b| b.metric.key == "iops")
+        .filter(|b| b.metric == Metric::Iops)
         .flat_map(|b| b.sweeps.iter().map(|p| (b.workload.clone(), p.x)))
         .collect();
     assert_eq!(
@@ -127,7 +127,7 @@ fn format_0_2_draws_the_recorded_sweeps_only() {
     let points: Vec<(&str, &str, f64)> = r
         .blocks
         .iter()
-        .filter(|b| b.metric.key == "iops")
+        .filter(|b| b.metric == Metric::Iops)
         .flat_map(|b| {
             b.sweeps
                 .iter()

@@ -17,7 +17,7 @@ pub fn apply(report: &mut Report, correction: Correction) {
     let q = multiple::adjust(&p, correction);
     let mut q = q.into_iter();
     for block in &mut report.blocks {
-        let higher = block.metric.higher_is_better;
+        let higher = block.metric.higher_is_better();
         for row in &mut block.rows {
             let q = q.next().unwrap_or(f64::NAN);
             let Some(change) = row.change else { continue };

@@ -8,7 +8,10 @@
 pub mod correction;
 pub mod evidence;
 pub mod header;
+pub mod metric;
 pub mod probe;
+
+pub use metric::Metric;
 
 use crate::plan::sweep::SweepOver;
 use crate::stats::boots::{Model, Spread};
@@ -17,24 +20,14 @@ use crate::stats::{self, Change, Summary, Verdict, Warning};
 use crate::workload::result::Direction;
 use serde::{Serialize, Serializer};
 
-/// A measured quantity, with its unit and which way is better.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Metric {
-    /// Column-style key: `mb_per_s`, `iops`, `lat_mean_us`, or a published unit's key.
-    pub key: String,
-    /// Unit as printed: `MB/s`, `IOPS`, `us`, `KiB/s`.
-    pub unit: String,
-    pub higher_is_better: bool,
-}
-
-impl Metric {
-    pub fn new(key: &str, unit: &str, higher_is_better: bool) -> Metric {
-        Metric {
-            key: key.to_string(),
-            unit: unit.to_string(),
-            higher_is_better,
-        }
-    }
+/// One value of a metric: a measured run of a config, or a published number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub config: String,
+    /// The run's number in its results directory (runs.csv's `run`); for published
+    /// numbers, the row's place in the source.
+    pub run: u32,
+    pub value: f64,
 }
 
 /// One config's samples in a block.
@@ -43,8 +36,9 @@ pub struct ConfigRow {
     pub config: String,
     /// One value per measured (non-warm-up) repetition, in run order.
     pub values: Vec<f64>,
-    /// Run number of each value.
-    pub runs: Vec<f64>,
+    /// Run number of each value (report.json writes them as it always has, `1.0`).
+    #[serde(serialize_with = "runs_as_numbers")]
+    pub runs: Vec<u32>,
     /// Of `values`; in a comparison across boots, of the boot means when the side has
     /// several boots (n = boots, sd and cv of the boot means, CI across boots).
     pub summary: Summary,
@@ -59,6 +53,11 @@ pub struct ConfigRow {
     /// Across boots (`mmcab compare`): this side's runs grouped by boot.
     pub across: Option<Across>,
     pub warnings: Vec<Warning>,
+}
+
+/// Run numbers as report.json has always written them: JSON numbers with a fraction.
+fn runs_as_numbers<S: Serializer>(runs: &[u32], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(runs.iter().map(|&r| f64::from(r)))
 }
 
 /// A row of a comparison across boots: its spread, and how its change was tested.
@@ -262,19 +261,19 @@ pub fn against(baseline: &str) -> impl Fn(&str) -> Option<String> + '_ {
     }
 }
 
-/// Build the rows of a block from (config, run number, value) samples; configs in the
-/// given order, each compared with `baseline_of(config)` when that has samples.
+/// Build the rows of a block from its samples; configs in the given order, each
+/// compared with `baseline_of(config)` when that has samples.
 pub fn rows_for(
     configs: &[String],
     baseline_of: BaselineOf,
     metric: &Metric,
-    samples: &[(String, f64, f64)],
+    samples: &[Sample],
 ) -> Vec<ConfigRow> {
-    let values_of = |config: &str| -> (Vec<f64>, Vec<f64>) {
+    let values_of = |config: &str| -> (Vec<u32>, Vec<f64>) {
         samples
             .iter()
-            .filter(|(c, _, _)| c == config)
-            .map(|(_, run, v)| (*run, *v))
+            .filter(|s| s.config == config)
+            .map(|s| (s.run, s.value))
             .unzip()
     };
     configs
@@ -298,11 +297,11 @@ pub fn rows_for(
                 config: config.clone(),
                 baseline,
                 summary: stats::summarize(&values),
-                verdict: change.map(|c| stats::verdict(&c, metric.higher_is_better)),
+                verdict: change.map(|c| stats::verdict(&c, metric.higher_is_better())),
                 q: None,
                 across: None,
                 warnings: if values.len() > 1 {
-                    stats::warnings(&runs, &values)
+                    stats::warnings(&run_order(&runs), &values)
                 } else {
                     Vec::new()
                 },
@@ -314,6 +313,11 @@ pub fn rows_for(
         .collect()
 }
 
+/// Run numbers as the x of a drift fit.
+pub fn run_order(runs: &[u32]) -> Vec<f64> {
+    runs.iter().map(|&r| f64::from(r)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,20 +325,23 @@ mod tests {
     #[test]
     fn rows_compare_against_the_baseline_only() {
         let configs = vec!["a".to_string(), "b".to_string(), "c".to_string()];
-        let m = Metric::new("mb_per_s", "MB/s", true);
-        let s = |c: &str, run: f64, v: f64| (c.to_string(), run, v);
+        let s = |c: &str, run: u32, value: f64| Sample {
+            config: c.to_string(),
+            run,
+            value,
+        };
         let samples = vec![
-            s("a", 1.0, 10.0),
-            s("b", 2.0, 12.0),
-            s("a", 3.0, 10.2),
-            s("b", 4.0, 12.1),
-            s("a", 5.0, 9.9),
-            s("b", 6.0, 11.9),
+            s("a", 1, 10.0),
+            s("b", 2, 12.0),
+            s("a", 3, 10.2),
+            s("b", 4, 12.1),
+            s("a", 5, 9.9),
+            s("b", 6, 11.9),
         ];
-        let rows = rows_for(&configs, &against("a"), &m, &samples);
+        let rows = rows_for(&configs, &against("a"), &Metric::MbPerS, &samples);
         assert_eq!(rows.len(), 2, "c has no samples and is left out");
         assert!(rows[0].change.is_none());
         assert_eq!(rows[1].verdict, Some(Verdict::Faster));
-        assert_eq!(rows[1].runs, vec![2.0, 4.0, 6.0]);
+        assert_eq!(rows[1].runs, vec![2, 4, 6]);
     }
 }

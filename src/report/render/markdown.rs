@@ -60,7 +60,7 @@ fn header(out: &mut String, report: &Report) {
 /// One block's table (q only when the p-values were `adjusted`, not for published
 /// values) and its warnings.
 fn block(out: &mut String, b: &Block, adjusted: bool) {
-    let better = if b.metric.higher_is_better {
+    let better = if b.metric.higher_is_better() {
         "higher"
     } else {
         "lower"
@@ -68,7 +68,7 @@ fn block(out: &mut String, b: &Block, adjusted: bool) {
     out.push_str(&format!(
         "\n## {}: {} ({better} is better)\n\n",
         crate::report::render::wording::block_title(b),
-        b.metric.unit
+        b.metric.unit()
     ));
     let (q_head, q_rule) = if adjusted {
         (" q |", "---:|")

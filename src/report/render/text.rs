@@ -18,7 +18,7 @@ fn versus(report: &Report, row: &ConfigRow) -> String {
 }
 
 fn block_text(out: &mut String, report: &Report, block: &Block) {
-    let better = if block.metric.higher_is_better {
+    let better = if block.metric.higher_is_better() {
         "higher is better"
     } else {
         "lower is better"
@@ -30,7 +30,7 @@ fn block_text(out: &mut String, report: &Report, block: &Block) {
         &ascii(&format!(
             "{}: {} ({better})",
             wording::block_title(block),
-            block.metric.unit
+            block.metric.unit()
         )),
     );
     // Measured blocks only: published values are rendered by `published_tables`.

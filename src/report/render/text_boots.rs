@@ -75,8 +75,8 @@ pub fn markdown(out: &mut String, report: &Report, boots: &Boots) {
             out.push_str(&format!(
                 "| {} | {} [{}] | {} | {} | {} | {ci} | {}% | {}% | {}% | {} | {} |\n",
                 crate::report::render::wording::block_title(block),
-                block.metric.key,
-                block.metric.unit,
+                block.metric.key(),
+                block.metric.unit(),
                 row.config,
                 boots_x_runs(s),
                 format_value(s.mean),

@@ -3,7 +3,7 @@
 
 use super::columns::{ascii, name_cell, wrap, MAX_COLUMNS, NAME_COLUMNS};
 use super::numbers::format_pct;
-use crate::report::model::{Block, Report};
+use crate::report::model::{Block, Metric, Report};
 use crate::workload::result::Direction;
 
 /// A published value as written in the source (shortest form, no added digits).
@@ -46,7 +46,7 @@ pub(super) fn tables(out: &mut String, report: &Report) {
             .iter()
             .filter(|b| {
                 sweep.is_some()
-                    && (b.headline || b.metric.unit == metric.unit)
+                    && (b.headline || b.metric.unit() == metric.unit())
                     && b.direction == direction
                     && &b.sweep == sweep
             })
@@ -120,7 +120,7 @@ fn published_grid(out: &mut String, report: &Report, group: &[&Block], configs: 
 
 /// `MB/s, write (higher is better)`: the title of a table of published values.
 fn published_title(first: &Block) -> String {
-    let better = if first.metric.higher_is_better {
+    let better = if first.metric.higher_is_better() {
         "higher"
     } else {
         "lower"
@@ -129,9 +129,11 @@ fn published_title(first: &Block) -> String {
         None => String::new(),
         Some(d) => format!(", {}", d.as_str()),
     };
-    let what = match first.metric.key.as_str() {
-        "mb_per_s" | "iops" | "kib_per_s" => first.metric.unit.clone(),
-        key => format!("{key} [{}]", first.metric.unit),
+    let metric = &first.metric;
+    let what = if metric.named_by_unit() {
+        metric.unit().to_string()
+    } else {
+        format!("{} [{}]", metric.key(), metric.unit())
     };
     format!("{what}{dir} ({better} is better)")
 }
@@ -139,17 +141,20 @@ fn published_title(first: &Block) -> String {
 /// One config, several metrics of one unit: workloads down, metrics across, each named
 /// by what is left after the words all metric names share (`align_pre_us` -> `pre`).
 fn metric_columns(out: &mut String, blocks: &[&Block]) {
-    let mut keys: Vec<&str> = Vec::new();
+    let mut metrics: Vec<&Metric> = Vec::new();
     let mut workloads: Vec<&str> = Vec::new();
     for b in blocks {
-        if !keys.contains(&b.metric.key.as_str()) {
-            keys.push(&b.metric.key);
+        if !metrics.contains(&&b.metric) {
+            metrics.push(&b.metric);
         }
         if !workloads.contains(&b.workload.as_str()) {
             workloads.push(&b.workload);
         }
     }
-    let words: Vec<Vec<&str>> = keys.iter().map(|k| k.split('_').collect()).collect();
+    let words: Vec<Vec<&str>> = metrics
+        .iter()
+        .map(|m| m.key().split('_').collect())
+        .collect();
     let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
     let same_at = |i: usize| words.iter().all(|w| w[i] == words[0][i]);
     let same_from_end = |i: usize| {
@@ -172,11 +177,12 @@ fn metric_columns(out: &mut String, blocks: &[&Block]) {
     let cells: Vec<Vec<String>> = workloads
         .iter()
         .map(|w| {
-            keys.iter()
-                .map(|k| {
+            metrics
+                .iter()
+                .map(|m| {
                     blocks
                         .iter()
-                        .find(|b| b.workload == *w && b.metric.key == *k)
+                        .find(|b| b.workload == *w && b.metric == **m)
                         .and_then(|b| b.rows.first())
                         .map_or("-".to_string(), |r| published_value(r.summary.mean))
                 })
@@ -184,7 +190,7 @@ fn metric_columns(out: &mut String, blocks: &[&Block]) {
         })
         .collect();
     let first = blocks[0];
-    let better = if first.metric.higher_is_better {
+    let better = if first.metric.higher_is_better() {
         "higher"
     } else {
         "lower"
@@ -194,7 +200,7 @@ fn metric_columns(out: &mut String, blocks: &[&Block]) {
         "{}: {} [{}], {}, {config} ({better} is better)",
         first.sweep.as_deref().unwrap_or(&first.workload),
         cols.join(", "),
-        first.metric.unit,
+        first.metric.unit(),
         first.direction_text()
     );
     let rows: Vec<String> = workloads.iter().map(|w| ascii(w)).collect();

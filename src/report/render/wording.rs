@@ -181,7 +181,7 @@ mod tests {
         let block = |workload: &str, direction: Option<Direction>| Block {
             workload: workload.to_string(),
             direction,
-            metric: Metric::new("mb_per_s", "MB/s", true),
+            metric: Metric::MbPerS,
             headline: true,
             block_size_bytes: None,
             sweep: None,

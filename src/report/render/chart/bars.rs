@@ -3,7 +3,7 @@
 
 use super::draw::{color, DrawResult, PanelGrid, FONT};
 use crate::report::files::file_stem;
-use crate::report::model::Report;
+use crate::report::model::{Metric, Report};
 use crate::report::render::numbers::{format_pct, format_value};
 use crate::stats::Verdict;
 use plotters::coord::combinators::BindKeyPoints;
@@ -38,28 +38,28 @@ pub struct BarChart {
 
 /// One bar chart per headline metric (MB/s, IOPS, ...), panels in report order.
 pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
-    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut metrics: Vec<&Metric> = Vec::new();
     for b in report
         .blocks
         .iter()
         .filter(|b| b.headline && !(report.published && b.sweep.is_some()))
     {
-        let k = (b.metric.key.clone(), b.metric.unit.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
+        if !metrics.contains(&&b.metric) {
+            metrics.push(&b.metric);
         }
     }
-    keys.into_iter()
-        .map(|(key, unit)| {
+    metrics
+        .into_iter()
+        .map(|metric| {
             let panels = report
                 .blocks
                 .iter()
                 // Published sweeps are shown by their sweep chart only.
-                .filter(|b| b.headline && b.metric.key == key)
+                .filter(|b| b.headline && b.metric == *metric)
                 .filter(|b| !(report.published && b.sweep.is_some()))
                 .map(|b| BarPanel {
                     title: crate::report::render::wording::block_title(b),
-                    unit: b.metric.unit.clone(),
+                    unit: b.metric.unit().to_string(),
                     bars: b
                         .rows
                         .iter()
@@ -90,10 +90,14 @@ pub fn bar_charts(report: &Report) -> Vec<(String, BarChart)> {
                 "mean with 95% CI; label: change vs A, * = significant".to_string()
             };
             (
-                format!("bars-{}", file_stem(&key)),
+                format!("bars-{}", file_stem(metric.key())),
                 BarChart {
                     published: report.published,
-                    title: format!("{unit} per workload, A = {}: {what}", report.baseline),
+                    title: format!(
+                        "{} per workload, A = {}: {what}",
+                        metric.unit(),
+                        report.baseline
+                    ),
                     caption: crate::report::render::header::caption(report),
                     panels,
                 },

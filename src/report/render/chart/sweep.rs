@@ -4,7 +4,7 @@
 use super::lines::{Axis, Line, LineChart, LinePanel};
 use crate::plan::sweep::SweepOver;
 use crate::report::files::file_stem;
-use crate::report::model::{Block, Report};
+use crate::report::model::{Block, Metric, Report};
 use crate::workload::result::Direction;
 
 /// One chart per sweep x direction; one panel per throughput metric (not latency),
@@ -31,18 +31,16 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
                 .filter_map(|b| b.sweeps.iter().find(|p| p.sweep == sweep).map(|p| (b, p.x)))
                 .collect();
             // Panels: MB/s, IOPS and whatever else is a headline metric in the sweep.
-            let shown = |key: &str| {
-                key == "mb_per_s"
-                    || key == "iops"
+            let shown = |metric: &Metric| {
+                matches!(metric, Metric::MbPerS | Metric::Iops)
                     || points
                         .iter()
-                        .any(|(b, _)| b.headline && b.metric.key == key)
+                        .any(|(b, _)| b.headline && b.metric == *metric)
             };
-            let mut metrics: Vec<(String, String)> = Vec::new();
-            for (b, _) in points.iter().filter(|(b, _)| shown(&b.metric.key)) {
-                let k = (b.metric.key.clone(), b.metric.unit.clone());
-                if !metrics.contains(&k) {
-                    metrics.push(k);
+            let mut metrics: Vec<&Metric> = Vec::new();
+            for (b, _) in points.iter().filter(|(b, _)| shown(&b.metric)) {
+                if !metrics.contains(&&b.metric) {
+                    metrics.push(&b.metric);
                 }
             }
             let (x_desc, x_axis) = match over {
@@ -55,11 +53,13 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
             };
             let panels = metrics
                 .into_iter()
-                .map(|(key, unit)| {
-                    let lines = sweep_lines(report, &points, &key);
-                    let what = match key.as_str() {
-                        "mb_per_s" | "iops" | "kib_per_s" => unit.clone(),
-                        other => format!("{other}, {unit}"),
+                .map(|metric| {
+                    let lines = sweep_lines(report, &points, metric);
+                    let unit = metric.unit().to_string();
+                    let what = if metric.named_by_unit() {
+                        unit.clone()
+                    } else {
+                        format!("{}, {unit}", metric.key())
                     };
                     LinePanel {
                         title: format!("{sweep} {direction} [{what}]"),
@@ -90,7 +90,7 @@ pub fn sweep_charts(report: &Report) -> Vec<(String, LineChart)> {
 }
 
 /// One line per config through the sweep's points of one metric.
-fn sweep_lines(report: &Report, points: &[(&Block, f64)], key: &str) -> Vec<Line> {
+fn sweep_lines(report: &Report, points: &[(&Block, f64)], metric: &Metric) -> Vec<Line> {
     let mut lines: Vec<Line> = Vec::new();
     let k = report.configs.len() as f64;
     for (ci, config) in report.configs.iter().enumerate() {
@@ -107,7 +107,7 @@ fn sweep_lines(report: &Report, points: &[(&Block, f64)], key: &str) -> Vec<Line
             points: Vec::new(),
             errors: Vec::new(),
         };
-        for (b, x) in points.iter().filter(|(b, _)| b.metric.key == key) {
+        for (b, x) in points.iter().filter(|(b, _)| b.metric == *metric) {
             let x = x * nudge;
             for r in b.rows.iter().filter(|r| &r.config == config) {
                 let (mean, low, high) = (r.summary.mean, r.summary.ci_low, r.summary.ci_high);
