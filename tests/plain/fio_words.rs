@@ -16,7 +16,8 @@
 use crate::common::tool;
 use mmcab::export::fio::{job_file, FioOptions};
 use mmcab::plan::spec::Plan;
-use mmcab::report::load::what_ran::{job_words, plan_lines};
+use mmcab::report::load::what_ran::{job_params, workloads};
+use mmcab::report::render::setup::{job_words, workload_lines};
 use mmcab::workload::engine::job::scaled;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -128,11 +129,11 @@ fn check_plan(from: &str, text: &str, scale: u32) -> (String, String) {
     let exported = job_file(&plan, from, &opts).expect("export");
     let exported_sections = sections(&exported);
     let names: Vec<String> = plan.workload.iter().map(|w| w.name.clone()).collect();
-    let lines = plan_lines(&plan, &names, scale);
+    let lines = workload_lines(&workloads(&plan, &names, scale));
     let mut words_file = String::from("[global]\nfilename=${TARGET}\n");
     for (workload, line) in plan.workload.iter().zip(&lines) {
         for job in workload.job.iter().map(|j| scaled(j, scale)) {
-            let words = job_words(&job);
+            let words = job_words(&job_params(&job));
             let at = format!("{from}: {}.{}", workload.name, job.name);
             assert!(
                 line.contains(&format!("{}: {words}", job.name)),

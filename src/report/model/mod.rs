@@ -10,8 +10,10 @@ pub mod evidence;
 pub mod header;
 pub mod metric;
 pub mod probe;
+pub mod setup;
 
 pub use metric::Metric;
+pub use setup::{Bus, ConfigSetup, Setup};
 
 use crate::plan::sweep::SweepOver;
 use crate::stats::boots::{Model, Spread};
@@ -110,38 +112,6 @@ impl Block {
 /// A block's direction as its outputs write it: `read`, `write` or empty.
 fn direction_text<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(d.map_or("", Direction::as_str))
-}
-
-/// What was run, after the header (results directories only): the configs with their
-/// knobs and bus settings, the workloads in fio's words.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Setup {
-    pub configs: Vec<ConfigSetup>,
-    /// `--scale-down` the workloads' sizes are after (1: none).
-    pub scale_down: u32,
-    /// One line per workload, then the notes of the fio export, in fio's words (the
-    /// one translation: [`crate::report::load::what_ran::plan_lines`]); None when
-    /// meta.json's plan_text is not a plan.
-    pub workloads: Option<Vec<String>>,
-}
-
-/// One config as it ran.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigSetup {
-    pub name: String,
-    /// (knob, value) as recorded; empty: the device as found.
-    pub knobs: Vec<(String, String)>,
-    pub bus: Bus,
-}
-
-/// The bus settings of a config, read from debugfs `ios` before its first run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Bus {
-    Ios(crate::device::Ios),
-    /// The target is not an MMC card.
-    NotMmc,
-    /// An MMC card whose settings were not recorded.
-    NotRecorded,
 }
 
 /// The whole report (report.json: [`crate::report::render::json`]).

@@ -1,0 +1,88 @@
+//! What was run, as data: per config its knobs and bus settings, per workload its jobs'
+//! parameters as the one translation into fio's options gives them
+//! ([`crate::workload::fio::fio_job`]), iozone's sizes for iozone jobs, all after
+//! `--scale-down`. Worded by [`crate::report::render::setup`].
+
+use crate::workload::fio::FioJob;
+
+/// What was run, after the header (results directories only): the configs with their
+/// knobs and bus settings, the workloads with their jobs' parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    pub configs: Vec<ConfigSetup>,
+    /// `--scale-down` the workloads' sizes are after (1: none).
+    pub scale_down: u32,
+    /// The report's workloads in its order, from the plan recorded in meta.json
+    /// ([`crate::report::load::what_ran::workloads`]); None when meta.json's plan_text
+    /// is not a plan.
+    pub workloads: Option<Vec<WorkloadSetup>>,
+}
+
+/// One config as it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigSetup {
+    pub name: String,
+    /// (knob, value) as recorded; empty: the device as found.
+    pub knobs: Vec<(String, String)>,
+    pub bus: Bus,
+}
+
+/// The bus settings of a config, read from debugfs `ios` before its first run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bus {
+    Ios(crate::device::Ios),
+    /// The target is not an MMC card.
+    NotMmc,
+    /// An MMC card whose settings were not recorded.
+    NotRecorded,
+}
+
+/// One workload of the report as the recorded plan has it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkloadSetup {
+    Planned {
+        name: String,
+        /// Its jobs in the plan's order, sizes after `--scale-down`.
+        jobs: Vec<JobSetup>,
+        /// `shared_window = true`: all jobs in one time window, each wrapping until the
+        /// longest is done.
+        shared_window: bool,
+    },
+    /// A workload with results whose name the recorded plan does not have.
+    NotInPlan { name: String },
+}
+
+/// One job of a workload and its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSetup {
+    pub name: String,
+    pub params: JobParams,
+}
+
+/// A job's parameters: fio's options, or iozone's for iozone jobs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobParams {
+    /// The options and notes `mmcab export fio` writes for the job (the one
+    /// translation, [`crate::workload::fio::fio_job`]).
+    Fio(FioJob),
+    /// `rw = "iozone"` or `"iozone-random"`: iozone's passes, not one fio stream.
+    Iozone(IozoneJob),
+}
+
+/// An iozone job as iozone's command line takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IozoneJob {
+    /// `rw = "iozone"`: the write pass (`-i 0`) before the random one (`-i 2`);
+    /// false for `"iozone-random"`, the random pass alone.
+    pub write_pass: bool,
+    /// The record size (`-r`), bytes.
+    pub record: u64,
+    /// The file size (`-s`), bytes; 0 when the job gives none.
+    pub file: u64,
+    /// `-I`: O_DIRECT.
+    pub direct: bool,
+    /// `-e`: fsync before the end of the timing.
+    pub end_fsync: bool,
+    /// Files written in parallel (the job's `numjobs`).
+    pub files: u32,
+}
