@@ -158,6 +158,11 @@ fn produced(kind: Kind) -> Vec<Produced> {
                 "a_second_ctrl_c_does_not_skip_restore",
                 "assert_eq!(status.code(), Some(128 + 2)",
             ),
+            test(
+                "tests/guest/emmcsim_faults.rs",
+                "probe_packed_stopped_by_sigterm_half_way_finishes_and_exits_128_plus_15",
+                "assert_eq!(s.status(\"probe.status\"), 128 + 15",
+            ),
         ],
     }
 }
