@@ -4,11 +4,12 @@
 //! statuses" table is checked against [`TABLE`] row by row, both ways
 //! (`cli/docs_tests.rs`).
 //!
-//! The kinds come from types, not from reading an error's causes afterwards: the runner
-//! returns a `runner::RunError`, the engines a `workload::io_error::WorkloadError`,
-//! `probe packed` a `probe::packed::ProbeError`, each an enum whose variant is the
-//! kind; every other error of a command is [`Kind::Error`] ([`Failure`]'s
-//! `From<anyhow::Error>`). This module imports nothing of the crate.
+//! The kinds come from types: the runner returns a `runner::RunError`, a workload a
+//! `workload::io_error::WorkloadError` (the engines' own `anyhow` errors sorted once, at
+//! their boundary, by the types they carry), `probe packed` a `probe::packed::ProbeError`,
+//! each an enum whose variant is the kind; every other error of a command is
+//! [`Kind::Error`] ([`Failure`]'s `From<anyhow::Error>`). This module imports nothing of
+//! the crate.
 
 /// Why a command ended, one per row of [`TABLE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

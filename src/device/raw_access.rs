@@ -101,9 +101,47 @@ impl std::error::Error for NodeOpenFailed {
     }
 }
 
+/// Why [`RawAccess::open`] has no card: a refusal, or a node that would not open.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Not a card mmcab may send data commands to (not an eMMC, a partition node, no
+    /// CAP_SYS_RAWIO, addressing it cannot tell): the one-line reason.
+    Refused(anyhow::Error),
+    /// The card's node could not be opened.
+    Node(NodeOpenFailed),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Refused(err) => write!(f, "{err:#}"),
+            OpenError::Node(open) => write!(f, "{open}: {}", open.source),
+        }
+    }
+}
+
+/// The error with its causes, for callers to whom both are just a failure (`probe packed`).
+impl From<OpenError> for anyhow::Error {
+    fn from(err: OpenError) -> anyhow::Error {
+        match err {
+            OpenError::Refused(err) => err,
+            OpenError::Node(open) => open.into(),
+        }
+    }
+}
+
 impl RawAccess {
-    /// Everything about `node`, or the one-line reason mmcab cannot send it data commands.
-    pub fn open(node: &Path) -> Result<RawAccess> {
+    /// Everything about `node`, or why mmcab cannot send it data commands: the one-line
+    /// reason of a refusal, or the node's failed open.
+    pub fn open(node: &Path) -> Result<RawAccess, OpenError> {
+        let (sys, paths) = Self::check_node(node).map_err(OpenError::Refused)?;
+        let dev = File::open(node).map_err(|e| OpenError::Node(NodeOpenFailed::new(node, e)))?;
+        Self::read_card(node, sys, paths, &dev).map_err(OpenError::Refused)
+    }
+
+    /// The node's sysfs directory and paths, once it is known to be a whole eMMC device
+    /// or one of its hardware partitions.
+    fn check_node(node: &Path) -> Result<(PathBuf, MmcPaths)> {
         let sys = block_sysfs(node)?;
         if sys.join("partition").exists() {
             let whole = sys
@@ -133,9 +171,14 @@ impl RawAccess {
                 }
             );
         }
-        let dev = File::open(node).map_err(|e| NodeOpenFailed::new(node, e))?;
+        Ok((sys, paths))
+    }
+
+    /// The card behind the opened node: EXT_CSD (CMD8, which proves CAP_SYS_RAWIO), its
+    /// addressing, the command size limit.
+    fn read_card(node: &Path, sys: PathBuf, paths: MmcPaths, dev: &File) -> Result<RawAccess> {
         let ext_csd = ExtCsd {
-            raw: ioctl::read_ext_csd(&dev)?,
+            raw: ioctl::read_ext_csd(dev)?,
         };
         let _ = super::ensure_debugfs();
         let state = read_trimmed(paths.card_debugfs.join("state"))

@@ -98,7 +98,7 @@ pub fn check_names(configs: &[ConfigSpec], custom: &[KnobDecl]) -> Result<()> {
     let mut names = std::collections::BTreeSet::new();
     for config in configs {
         if config.name.trim().is_empty() {
-            bail!("a [[config]] has no name: add `name = \"...\"`");
+            bail!("a [[config]] has an empty `name`: add `name = \"...\"`, unique in the plan");
         }
         if !names.insert(config.name.clone()) {
             bail!(
@@ -201,7 +201,10 @@ mod tests {
         assert_eq!(err, "config a appears twice: config names must be unique");
         let doc: Doc = toml::from_str("[[config]]\nname = \" \"\n").unwrap();
         let err = check_names(&doc.config, &[]).unwrap_err().to_string();
-        assert_eq!(err, "a [[config]] has no name: add `name = \"...\"`");
+        assert_eq!(
+            err,
+            "a [[config]] has an empty `name`: add `name = \"...\"`, unique in the plan"
+        );
         let doc: Doc = toml::from_str("[[config]]\nname = \"a\"\nk = [1]\n").unwrap();
         let err = check_names(&doc.config, &[]).unwrap_err().to_string();
         assert!(err.contains("config a: knob k = [1]"), "{err}");

@@ -157,7 +157,7 @@ impl<'de> Deserialize<'de> for KnobDecl {
         let name = match table.get("name") {
             Some(toml::Value::String(name)) if name.trim().is_empty() => {
                 return Err(D::Error::custom(
-                    "a [[knob]] has an empty name: add `name = \"...\"`, the name configs use",
+                    "a [[knob]] has an empty `name`: add `name = \"...\"`, the name configs use",
                 ))
             }
             Some(toml::Value::String(name)) => name.clone(),
@@ -168,7 +168,7 @@ impl<'de> Deserialize<'de> for KnobDecl {
             }
             None => {
                 return Err(D::Error::custom(
-                    "a [[knob]] has no name: add `name = \"...\"`",
+                    "a [[knob]] has no `name`: add `name = \"...\"`, the name configs use",
                 ))
             }
         };
@@ -272,20 +272,25 @@ mod tests {
         let err = parse("[[knob]]\nname = \"k\"\npath = \"p\"\n").unwrap_err();
         assert!(err.contains("knob k: missing field `kind`"), "{err}");
         let err = parse("[[knob]]\nkind = \"attribute\"\npath = \"p\"\n").unwrap_err();
-        assert!(err.contains("a [[knob]] has no name"), "{err}");
+        assert!(
+            err.contains("a [[knob]] has no `name`: add `name = \"...\"`, the name configs use"),
+            "{err}"
+        );
     }
 
     #[test]
     fn an_empty_name_or_values_list_is_refused() {
         let err = parse("[[knob]]\nname = \"\"\nkind = \"attribute\"\npath = \"p\"\n").unwrap_err();
         assert!(
-            err.contains("a [[knob]] has an empty name: add `name = \"...\"`"),
+            err.contains(
+                "a [[knob]] has an empty `name`: add `name = \"...\"`, the name configs use"
+            ),
             "{err}"
         );
         let err =
             parse("[[knob]]\nname = \" \"\nkind = \"command\"\nread = \"r\"\napply = \"a\"\n")
                 .unwrap_err();
-        assert!(err.contains("a [[knob]] has an empty name"), "{err}");
+        assert!(err.contains("a [[knob]] has an empty `name`"), "{err}");
         let err =
             parse("[[knob]]\nname = \"sched\"\nkind = \"attribute\"\npath = \"p\"\nvalues = []\n")
                 .unwrap_err();

@@ -171,7 +171,10 @@ size = "1M"
                 .parse::<Plan>()
                 .unwrap_err()
         );
-        assert_eq!(err, "a [[config]] has no name: add `name = \"...\"`");
+        assert_eq!(
+            err,
+            "a [[config]] has an empty `name`: add `name = \"...\"`, unique in the plan"
+        );
         let err = format!(
             "{:#}",
             PLAN.replace("name = \"w1\"", "name = \" \"")
@@ -188,7 +191,45 @@ size = "1M"
                 .parse::<Plan>()
                 .unwrap_err()
         );
-        assert!(err.contains("`name` must be non-empty"), "{err}");
+        assert_eq!(
+            err,
+            "workload 'w1': a [[workload.job]] has an empty `name`: add `name = \"...\"`, \
+             unique in the workload"
+        );
+        let knob = "[[knob]]\nname = \"\"\nkind = \"attribute\"\npath = \"p\"\n";
+        let err = format!("{:#}", format!("{PLAN}{knob}").parse::<Plan>().unwrap_err());
+        assert!(
+            err.contains(
+                "a [[knob]] has an empty `name`: add `name = \"...\"`, the name configs use"
+            ),
+            "{err}"
+        );
+        let sweep = |name: &str, workloads: &str| {
+            let plan = format!(
+                "{PLAN}[[workload]]\nname = \"w2\"\n[[workload.job]]\nname = \"r\"\nrw = \"read\"\n\
+                 size = \"1M\"\nbs = \"8k\"\n[[sweep]]\nname = \"{name}\"\nover = \"bs\"\n\
+                 workloads = {workloads}\n"
+            );
+            plan.parse::<Plan>()
+                .map(|_| ())
+                .map_err(|e| format!("{e:#}"))
+        };
+        assert_eq!(sweep("s", "[\"w1\", \"w2\"]"), Ok(()));
+        assert_eq!(
+            sweep("", "[\"w1\", \"w2\"]"),
+            Err(
+                "a [[sweep]] has an empty `name`: add `name = \"...\"` (it names the chart)".into()
+            )
+        );
+        // An empty list where the plan needs a choice: what it holds and what to list.
+        assert_eq!(
+            sweep("s", "[]"),
+            Err(
+                "[[sweep]] 's': `workloads` names 0 workloads: list 2 to 256 of the plan's \
+                 workloads, one per point of the sweep"
+                    .into()
+            )
+        );
     }
 
     #[test]

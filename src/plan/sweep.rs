@@ -75,7 +75,8 @@ impl SweepSpec {
         }
         if self.workloads.len() < 2 || self.workloads.len() > MAX_SWEEP_POINTS {
             bail!(
-                "{at}: `workloads` names {} workloads; a sweep needs 2 to {MAX_SWEEP_POINTS}",
+                "{at}: `workloads` names {} workloads: list 2 to {MAX_SWEEP_POINTS} of the plan's \
+                 workloads, one per point of the sweep",
                 self.workloads.len()
             );
         }
@@ -175,7 +176,7 @@ iodepth = 8
             ),
             ("over = \"bs\"\nworkloads = [\"qd1\", \"qd8\"]", "same `bs`"),
             ("over = \"depth\"\nworkloads = [\"qd1\", \"qd8\"]", "depth"),
-            ("over = \"bs\"\nworkloads = []", "needs 2 to 256"),
+            ("over = \"bs\"\nworkloads = []", "list 2 to 256"),
         ] {
             let err = format!(
                 "{:#}",

@@ -224,6 +224,10 @@ pub struct JobSpec {
 /// runs.csv): no job of a plan may have it.
 pub const GROUP_JOB: &str = "all";
 
+/// The refusal of a job without a name (the caller names the workload).
+pub const EMPTY_JOB_NAME: &str =
+    "a [[workload.job]] has an empty `name`: add `name = \"...\"`, unique in the workload";
+
 /// Smallest logical block size of any Linux block device; O_DIRECT needs at least this.
 pub const MIN_LOGICAL_BLOCK_BYTES: u64 = 512;
 /// Bytes of the verify header at the start of every written block.
@@ -242,6 +246,9 @@ impl WorkloadSpec {
             );
         }
         for (i, job) in self.job.iter().enumerate() {
+            if job.name.trim().is_empty() {
+                bail!("workload '{}': {EMPTY_JOB_NAME}", self.name);
+            }
             if job.name == GROUP_JOB {
                 bail!(
                     "workload '{}', job '{GROUP_JOB}': the name '{GROUP_JOB}' is reserved for \

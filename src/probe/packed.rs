@@ -142,7 +142,7 @@ pub fn probe_packed(
     opts: &PackedProbeOptions,
     report: &dyn Fn(&str),
 ) -> Result<PackedProbeReport, ProbeError> {
-    let access = RawAccess::open(&opts.device)?;
+    let access = RawAccess::open(&opts.device).map_err(anyhow::Error::from)?;
     let card_refusal = access.max_packed_writes().err();
     if let (Some(why), false) = (&card_refusal, opts.force) {
         return Err(anyhow!(

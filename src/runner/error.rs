@@ -1,7 +1,11 @@
 //! How a run failed, by the kind that picks the exit status ([`crate::exit`]): the
-//! runner's boundary returns a [`RunError`], whose variant is decided where the failure
-//! is known (the engines' [`WorkloadError`], the knob guard's [`KnobsNotRestored`]),
-//! never by reading the causes of an error afterwards.
+//! runner's boundary returns a [`RunError`], whose variant comes from a type: the
+//! workload's [`WorkloadError`] (its variant built where the failure is known, but for
+//! the engines' clone threads and verify, whose `anyhow` errors are sorted once, where
+//! `workload::run_workload` takes them back, by the types they carry: [`IoFailure`],
+//! `Cancelled`), the knob guard's [`KnobsNotRestored`], and every other error of the
+//! runner as [`RunError::Failed`]. From there on the kind is a type: nothing reads an
+//! error's causes to choose a status.
 
 use crate::exit::{Failure, Kind};
 use crate::knob::guard::KnobsNotRestored;
@@ -123,15 +127,15 @@ mod tests {
     #[test]
     fn the_kind_is_the_variant_the_failure_was_sorted_into() {
         // The engines' boundary sorts their errors once, under any words in front.
-        let failed =
-            RunError::from(WorkloadError::from(io())).context("run 2/4 (A, w, repetition 1)");
+        let failed = RunError::from(WorkloadError::from_engine(io()))
+            .context("run 2/4 (A, w, repetition 1)");
         assert_eq!(failed.kind(), Kind::IoFailed);
         assert!(failed.io_failure().is_some());
         assert!(matches!(
-            WorkloadError::from(anyhow::Error::from(Cancelled).context("job 'j'")),
+            WorkloadError::from_engine(anyhow::Error::from(Cancelled).context("job 'j'")),
             WorkloadError::Cancelled
         ));
-        let other = RunError::from(WorkloadError::from(anyhow::anyhow!("bad plan")));
+        let other = RunError::from(WorkloadError::from_engine(anyhow::anyhow!("bad plan")));
         assert_eq!((other.kind(), other.kind().status()), (Kind::Error, 1));
         // Knobs left changed win, and are named first.
         let both = failed.not_restored(KnobsNotRestored {

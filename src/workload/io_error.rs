@@ -145,8 +145,11 @@ impl std::fmt::Display for IoFailure {
 
 impl std::error::Error for IoFailure {}
 
-/// How checking or running a workload failed, as the runner must tell them apart: sorted
-/// once, where the engines hand their error over (`check_workload`, `run_workload`).
+/// How checking or running a workload failed, as the runner must tell them apart. The
+/// checks before the I/O and the steps around the engines (laying out and opening the
+/// files, the ioctl engine's card) build their variant where the failure is known; the
+/// engines' clone threads and verify return `anyhow` errors, sorted once where
+/// `workload::run` takes them back ([`WorkloadError::from_engine`]).
 #[derive(Debug)]
 pub enum WorkloadError {
     /// The user's stop flag (a signal) stopped the run: it is discarded.
@@ -194,10 +197,18 @@ impl WorkloadError {
     }
 }
 
-/// The engines' errors, sorted at their boundary: their own stop flag's [`Cancelled`],
-/// an [`IoFailure`] under whatever words the engine put in front, or anything else.
-impl From<anyhow::Error> for WorkloadError {
-    fn from(err: anyhow::Error) -> WorkloadError {
+impl From<IoFailure> for WorkloadError {
+    fn from(failure: IoFailure) -> WorkloadError {
+        WorkloadError::Io(failure.into())
+    }
+}
+
+impl WorkloadError {
+    /// An engine's error, sorted by the type it carries (its chain of causes): its stop
+    /// flag's [`Cancelled`], an [`IoFailure`] under whatever words the engine put in front,
+    /// or anything else. Only for what the engines' clone threads and verify return; every
+    /// other step builds its variant itself.
+    pub fn from_engine(err: anyhow::Error) -> WorkloadError {
         if err.is::<Cancelled>() {
             WorkloadError::Cancelled
         } else if err.is::<IoFailure>() {

@@ -27,7 +27,7 @@ pub use io_error::{Cancelled, IoFailure, IoOp, WorkloadError};
 pub use measured_window::{MeasuredWindow, Unwatched};
 pub use options::{new_run_id, EngineOptions};
 pub use result::WorkloadResult;
-pub use target::Target;
+pub use target::{OpenIoError, Target};
 
 use crate::plan::workload::{Engine, WorkloadSpec};
 use anyhow::Result;
@@ -73,18 +73,24 @@ pub fn check_workload(
     Ok(())
 }
 
+/// The checks before any I/O: each failure is a refusal ([`WorkloadError::Other`]) but
+/// the ioctl engine's failed open of the card's node ([`WorkloadError::Io`]).
 fn prepare(
     spec: &WorkloadSpec,
     target: &Target,
     card: &CardCache,
     opts: &EngineOptions,
-) -> Result<Vec<ClonePlan>> {
-    spec.validate()?;
-    if spec.job.iter().any(|j| j.rw.writes()) {
-        target.check_write(&format!("workload '{}'", spec.name))?;
-    }
-    let clones = job::plan_clones(spec, target, opts)?;
-    job::check_layout(&spec.name, &clones, target)?;
+) -> Result<Vec<ClonePlan>, WorkloadError> {
+    let clones = (|| -> Result<Vec<ClonePlan>> {
+        spec.validate()?;
+        if spec.job.iter().any(|j| j.rw.writes()) {
+            target.check_write(&format!("workload '{}'", spec.name))?;
+        }
+        let clones = job::plan_clones(spec, target, opts)?;
+        job::check_layout(&spec.name, &clones, target)?;
+        Ok(clones)
+    })()
+    .map_err(WorkloadError::Other)?;
     if spec.uses_ioctl() {
         ioctl::setup::check(&spec.name, &clones, target, card, opts)?;
     }
@@ -101,24 +107,37 @@ pub fn run_workload(
     opts: &EngineOptions,
     window: &dyn MeasuredWindow,
 ) -> Result<WorkloadResult, WorkloadError> {
-    Ok(run(spec, target, card, opts, window)?)
-}
-
-fn run(
-    spec: &WorkloadSpec,
-    target: &Target,
-    card: &CardCache,
-    opts: &EngineOptions,
-    window: &dyn MeasuredWindow,
-) -> Result<WorkloadResult> {
     let clones = prepare(spec, target, card, opts)?;
     let created = CreatedFiles(job::lay_out_files(&clones, target)?);
     let files = open_files(&clones, target)?;
+    let mmc = match clones.iter().find(|c| c.job.engine == Engine::Ioctl) {
+        // Opened by prepare()'s check already: the same answer, kept in `card`.
+        Some(c) => Some(
+            card.access(target)
+                .map_err(|e| e.for_job(&spec.name, &c.job.name))?,
+        ),
+        None => None,
+    };
+    let result =
+        run(spec, target, &clones, files, mmc, opts, window).map_err(WorkloadError::from_engine);
+    drop(created);
+    result
+}
+
+/// The engines' part: the clone threads, then verify. Their errors are `anyhow` errors
+/// that carry their kind as a type ([`IoFailure`], [`Cancelled`]), sorted by
+/// [`run_workload`].
+fn run(
+    spec: &WorkloadSpec,
+    target: &Target,
+    clones: &[ClonePlan],
+    files: Vec<File>,
+    mmc: Option<Arc<crate::device::raw_access::RawAccess>>,
+    opts: &EngineOptions,
+    window: &dyn MeasuredWindow,
+) -> Result<WorkloadResult> {
     let shared = Shared {
-        mmc: match spec.uses_ioctl() {
-            true => Some(card.access(target)?),
-            false => None,
-        },
+        mmc,
         force: opts.force,
         align: target.logical_block_bytes as usize,
         run_id: opts.run_id,
@@ -144,29 +163,27 @@ fn run(
             window::Window::counter(clones.len(), flushing)
         }),
     };
-    let done = run_clones(&clones, files, &shared);
+    let done = run_clones(clones, files, &shared);
     // Before verify reads the regions back.
     shared.measured.end();
     let done = done?;
     let origin = shared.origin.get().copied().unwrap_or_else(Instant::now);
     let started_unix_s = crate::clock::unix_now() - origin.elapsed().as_secs_f64();
-    let result = collect(spec, &clones, done, started_unix_s, &opts.cancel);
-    drop(created);
-    result
+    collect(spec, clones, done, started_unix_s, &opts.cancel)
 }
 
 /// Opens every clone's file; buffered jobs start from an empty page cache.
-fn open_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<File>> {
+fn open_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<File>, WorkloadError> {
     let mut files = Vec::with_capacity(clones.len());
     for c in clones {
         let file = target
             .open_io(&c.path, c.job.rw.writes(), c.job.direct)
-            .map_err(|e| match e.downcast::<std::io::Error>() {
+            .map_err(|e| match e {
                 // An I/O error on the target (the O_DIRECT refusal stays bad input).
-                Ok(io) => IoFailure::new(IoOp::Open, None, 0, &c.path, &c.name)
+                OpenIoError::Io(io) => IoFailure::new(IoOp::Open, None, 0, &c.path, &c.name)
                     .errno(&io)
                     .into(),
-                Err(other) => other,
+                OpenIoError::NoDirect(refusal) => WorkloadError::Other(refusal),
             })?;
         files.push(file);
     }

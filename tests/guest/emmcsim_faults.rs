@@ -14,7 +14,9 @@
 //!   `--resume` finishes the plan;
 //! - `probe packed` on a card that stops answering half-way through the probe: the
 //!   region and EXP_EVENTS_CTRL cannot be put back, the error line says so and how,
-//!   exit 5.
+//!   exit 5;
+//! - `probe packed` stopped by SIGTERM half-way: it finishes, puts its region back and
+//!   ends with 128 + 15.
 //!
 //! Each test prints one `faults:` line with its counts (injected, reported correctly,
 //! results lost, knobs left changed), as tests/guest/faults.rs does.
@@ -199,5 +201,25 @@ fn probe_packed_on_a_card_that_stops_answering_cannot_put_back_and_exits_5() {
         line.starts_with("mmcab: error: mmcab probe packed could not put everything back: ")
             && line.contains("were NOT written back"),
         "{err}"
+    );
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn probe_packed_stopped_by_sigterm_half_way_finishes_and_exits_128_plus_15() {
+    let s = Scenario {
+        run: sim_boot(),
+        name: "probe-signal",
+    };
+    let err = s.text("probe.err");
+    assert_eq!(s.status("probe.status"), 128 + 15, "{err}");
+    assert!(
+        err.lines().any(|l| l.starts_with("mmcab: got SIGTERM: ")),
+        "the signal reached mmcab's handler: {err}"
+    );
+    let report = s.text("probe.out");
+    assert!(
+        report.contains("packed write probe") && !err.contains("mmcab: error:"),
+        "the probe finished: {report}\n{err}"
     );
 }

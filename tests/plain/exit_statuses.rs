@@ -16,92 +16,201 @@ enum Produced {
     /// Here: the scenario returns the kind it should end with (a signal's with its
     /// number), the exit status and stderr.
     Here(fn(&Path) -> (Kind, Option<i32>, String)),
-    /// By this test of this file (from the repository's root).
-    Test(&'static str, &'static str),
+    /// By a test elsewhere, whose body holds the check of the status it witnesses.
+    Test(Witness),
 }
 
+/// A test of another file (from the repository's root) that checks a status: `witness`
+/// (the assertion of the status or the kind, whitespace as one space) is in the body of
+/// the test, or of the last helper of `via`, each a function of the given file whose
+/// name the body before it calls.
+struct Witness {
+    file: &'static str,
+    test: &'static str,
+    via: &'static [(&'static str, &'static str)],
+    witness: &'static str,
+}
+
+const fn test(file: &'static str, test: &'static str, witness: &'static str) -> Produced {
+    Produced::Test(Witness {
+        file,
+        test,
+        via: &[],
+        witness,
+    })
+}
+
+const fn test_via(
+    file: &'static str,
+    test: &'static str,
+    via: &'static [(&'static str, &'static str)],
+    witness: &'static str,
+) -> Produced {
+    Produced::Test(Witness {
+        file,
+        test,
+        via,
+        witness,
+    })
+}
+
+/// The ioctl engine's guest test checks its statuses in `check`, through `boot_and_check`.
+const IOCTL_CHECK: &[(&str, &str)] = &[
+    ("tests/guest/ioctl_engine.rs", "boot_and_check"),
+    ("tests/guest/ioctl_engine.rs", "check"),
+];
+
 fn produced(kind: Kind) -> Vec<Produced> {
-    use Produced::{Here, Test};
+    use Produced::Here;
     match kind {
         Kind::Success => vec![Here(success)],
         Kind::Error => vec![Here(error)],
         Kind::Usage => vec![Here(usage)],
         Kind::VerifyFailed => vec![
             Here(verify_failed),
-            Test(
+            test(
                 "tests/host/engine.rs",
                 "verify_reports_a_block_corrupted_behind_our_back",
+                "assert_eq!(out.status.code(), Some(3)",
             ),
-            Test(
+            test(
                 "tests/guest/faults.rs",
                 "corrupted_reads_are_each_reported_by_verify_with_offset_and_byte",
+                "assert_eq!(s.status(\"run.status\"), 3",
             ),
         ],
-        Kind::ProbeMismatch => vec![Test(
+        Kind::ProbeMismatch => vec![test_via(
             "tests/guest/ioctl_engine.rs",
             "linux_7_ioctl_engine_and_packed_refusals",
+            IOCTL_CHECK,
+            "run.out_text(\"force.status\").trim(), \"3\"",
         )],
         Kind::IoFailed => vec![
             Here(io_failed),
-            Test(
+            test(
                 "tests/plain/engine.rs",
                 "a_layout_write_that_fails_is_an_io_error_with_its_offset",
+                "assert_eq!(out.status.code(), Some(4)",
             ),
-            Test(
+            test(
                 "tests/plain/runner.rs",
                 "an_io_error_that_coincides_with_a_signal_is_not_swallowed",
+                "assert_eq!(status.code(), Some(4)",
             ),
             // The ioctl engine's open of the card's node.
-            Test(
+            test_via(
                 "tests/guest/ioctl_engine.rs",
                 "linux_7_ioctl_engine_and_packed_refusals",
+                IOCTL_CHECK,
+                "run.out_text(\"nodev.status\").trim(), \"4\"",
             ),
-            Test(
+            test(
                 "tests/guest/faults.rs",
                 "writes_failing_with_eio_stop_with_one_line_and_resume_finishes_once_healed",
+                "assert_eq!(s.status(\"run.status\"), 4",
             ),
         ],
         Kind::KnobsNotRestored => vec![
             Here(knobs_not_restored),
-            Test(
+            test(
                 "tests/plain/until_ci.rs",
                 "a_run_until_ci_ended_is_finished_even_when_the_restore_fails",
+                "assert_eq!(out.status.code(), Some(5)",
             ),
-            Test(
+            test_via(
                 "tests/guest/faults.rs",
                 "a_knob_file_that_disappears_gets_the_manual_restore_message_and_nothing_else_is_lost",
+                &[("tests/common/scenario.rs", "restore_failed")],
+                "assert_eq!(self.status(\"run.status\"), 5",
             ),
         ],
         Kind::ProbeNotRestored => vec![
-            Test(
+            test(
                 "tests/guest/emmcsim_faults.rs",
                 "probe_packed_on_a_card_that_stops_answering_cannot_put_back_and_exits_5",
+                "assert_eq!(s.status(\"probe.status\"), 5",
             ),
-            Test(
-                "src/probe/packed_run.rs",
-                "a_region_that_cannot_be_written_back_is_reported_with_where_it_is",
-            ),
-            Test(
+            test(
                 "src/probe/packed.rs",
                 "a_probe_that_could_not_put_everything_back_ends_with_its_kind",
+                "assert_eq!(failure.kind, Kind::ProbeNotRestored)",
             ),
         ],
-        Kind::GateFailed => vec![Test(
+        Kind::GateFailed => vec![test(
             "tests/plain/gates.rs",
             "compare_exit_codes_for_slower_faster_and_no_change",
+            "(&slower, \"slower\", 6)",
         )],
-        Kind::Inconclusive => vec![Test(
+        Kind::Inconclusive => vec![test(
             "tests/plain/gates.rs",
             "one_boot_per_side_is_inconclusive_unless_allowed",
+            "assert_eq!(code(&out), 7",
         )],
         Kind::Signal(_) => vec![
             Here(signal),
-            Test(
+            test(
                 "tests/host/runner.rs",
                 "sigterm_mid_run_restores_knobs_and_resume_completes_the_matrix",
+                "assert_eq!(code, 128 + 15)",
             ),
-            Test("tests/host/runner.rs", "a_second_ctrl_c_does_not_skip_restore"),
+            test(
+                "tests/host/runner.rs",
+                "a_second_ctrl_c_does_not_skip_restore",
+                "assert_eq!(status.code(), Some(128 + 2)",
+            ),
+            test(
+                "tests/guest/emmcsim_faults.rs",
+                "probe_packed_stopped_by_sigterm_half_way_finishes_and_exits_128_plus_15",
+                "assert_eq!(s.status(\"probe.status\"), 128 + 15",
+            ),
         ],
+    }
+}
+
+/// The body of `fn name(` in `text` (up to its closing brace at the indentation of the
+/// `fn`, as rustfmt puts it), its whitespace runs as one space; None without one.
+fn body(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| {
+        let l = l.trim_start();
+        l.starts_with(&format!("fn {name}(")) || l.starts_with(&format!("pub fn {name}("))
+    })?;
+    let indent = &lines[start][..lines[start].len() - lines[start].trim_start().len()];
+    let end = lines[start..]
+        .iter()
+        .position(|l| *l == format!("{indent}}}"))?;
+    Some(
+        lines[start..=start + end]
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+impl Witness {
+    /// Why the witness does not hold, if it does not.
+    fn check(&self, root: &Path) -> Result<(), String> {
+        let read = |file: &str| std::fs::read_to_string(root.join(file)).unwrap();
+        let mut at = body(&read(self.file), self.test)
+            .filter(|_| read(self.file).contains(&format!("fn {}()", self.test)))
+            .ok_or_else(|| format!("{} has no test {}", self.file, self.test))?;
+        let mut name = self.test;
+        for (file, helper) in self.via {
+            if !at.contains(&format!("{helper}(")) {
+                return Err(format!("{name} does not call {helper}"));
+            }
+            at = body(&read(file), helper)
+                .ok_or_else(|| format!("{file} has no function {helper}"))?;
+            name = helper;
+        }
+        match at.contains(self.witness) {
+            true => Ok(()),
+            false => Err(format!(
+                "{name} ({}) does not check {:?}",
+                self.file, self.witness
+            )),
+        }
     }
 }
 
@@ -123,17 +232,33 @@ fn every_exit_status_is_produced_by_its_kind() {
                         row.commands
                     );
                 }
-                Produced::Test(file, test) => {
-                    let text = std::fs::read_to_string(root.join(file)).unwrap();
-                    assert!(
-                        text.contains(&format!("fn {test}()")),
-                        "{kind:?}: {file} has no test {test}",
-                        kind = row.kind
-                    );
+                Produced::Test(witness) => {
+                    if let Err(why) = witness.check(root) {
+                        panic!("{kind:?}: {why}", kind = row.kind);
+                    }
                 }
             }
         }
     }
+}
+
+/// A witness must name a test that checks the status: one that does not is caught.
+#[test]
+fn a_witness_that_does_not_check_its_status_is_caught() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let wrong = Witness {
+        file: "tests/plain/gates.rs",
+        test: "one_boot_per_side_is_inconclusive_unless_allowed",
+        via: &[],
+        witness: "assert_eq!(code(&out), 6",
+    };
+    let why = wrong.check(root).unwrap_err();
+    assert!(why.contains("does not check"), "{why}");
+    let missing = Witness {
+        test: "no_such_test",
+        ..wrong
+    };
+    assert!(missing.check(root).unwrap_err().contains("has no test"));
 }
 
 /// `mmcab run PLAN --device TARGET ARGS...` in `dir`: the status and stderr.

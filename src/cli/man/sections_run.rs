@@ -74,9 +74,10 @@ pub const RUN: Page = Page {
         (
             "4",
             "An I/O on the target failed mid-run (a read, write, fsync or verify read; \
-             opening or laying out a file target; io_uring_enter), named in one line with the \
-             operation, offset, device or file and errno. The finished runs are recorded and \
-             the knobs restored; `--resume` finishes once the device is healthy.",
+             opening the target, a file of it or the card's node for the ioctl engine; laying \
+             out a file target; io_uring_enter), named in one line with the operation, the \
+             offset when there is one, the device or file and errno. The finished runs are \
+             recorded and the knobs restored; `--resume` finishes once the device is healthy.",
         ),
         (
             "5",

@@ -240,3 +240,32 @@ fn groff_and_man_render_the_pages_without_warnings() {
         }
     }
 }
+
+/// The run page's status 4 names every failed I/O that docs/safety.md's row 4 names.
+#[test]
+fn the_run_pages_failed_io_names_what_the_safety_table_names() {
+    let safety = include_str!("../../../docs/safety.md");
+    let row = safety
+        .lines()
+        .find(|l| l.starts_with("| 4 |"))
+        .expect("docs/safety.md has a row for 4");
+    let page = page("mmcab run").unwrap();
+    let (_, man) = page
+        .exit_status
+        .iter()
+        .find(|(s, _)| *s == "4")
+        .expect("the run page has 4");
+    for what in [
+        "a read, write, fsync or verify read",
+        "opening the target, a file of it or the card's node for the ioctl engine",
+        "laying out a file target",
+        "io_uring_enter",
+        "the offset when there is one",
+    ] {
+        assert!(
+            row.contains(what),
+            "docs/safety.md's row 4 lacks {what:?}: {row}"
+        );
+        assert!(man.contains(what), "the run page's 4 lacks {what:?}: {man}");
+    }
+}

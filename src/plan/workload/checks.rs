@@ -1,7 +1,7 @@
 //! The checks of one job that need no target ([`JobSpec::validate`]): each error names
 //! the key and says what would work; the caller adds the workload and job names.
 
-use super::{takes_packed, Engine, JobSpec, Rw, MIN_LOGICAL_BLOCK_BYTES};
+use super::{takes_packed, Engine, JobSpec, Rw, EMPTY_JOB_NAME, MIN_LOGICAL_BLOCK_BYTES};
 use crate::units;
 use anyhow::{bail, Result};
 use std::time::Duration;
@@ -18,8 +18,15 @@ impl JobSpec {
 
     /// Name, block size, offset, depth and job count.
     fn check_shape(&self) -> Result<()> {
-        if self.name.trim().is_empty() || self.name.contains(['/', '\0']) {
-            bail!("`name` must be non-empty and contain no '/'");
+        if self.name.trim().is_empty() {
+            bail!("{EMPTY_JOB_NAME}");
+        }
+        if self.name.contains(['/', '\0']) {
+            bail!(
+                "`name` = {:?} contains '/' or NUL: a job's name names its files (and the \
+                 report's rows): use one without",
+                self.name
+            );
         }
         if self.bs == 0 {
             bail!("`bs` must be greater than 0");

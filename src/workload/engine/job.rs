@@ -6,7 +6,7 @@ use super::buffer::fill_pattern;
 use super::offsets::Order;
 use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
 use crate::units::format_size;
-use crate::workload::io_error::{IoFailure, IoOp};
+use crate::workload::io_error::{IoFailure, IoOp, WorkloadError};
 use crate::workload::options::EngineOptions;
 use crate::workload::result::Direction;
 use crate::workload::target::{Target, TargetKind};
@@ -294,7 +294,7 @@ pub fn check_layout(workload: &str, clones: &[ClonePlan], target: &Target) -> Re
 /// timed. Block devices are left as they are (an iozone write pass there writes over
 /// existing blocks). Returns the files this created inside a directory target, for
 /// removal afterwards.
-pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBuf>> {
+pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBuf>, WorkloadError> {
     let mut created = Vec::new();
     if target.kind == TargetKind::BlockDevice {
         return Ok(created);
@@ -307,7 +307,7 @@ pub fn lay_out_files(clones: &[ClonePlan], target: &Target) -> Result<Vec<PathBu
     } in layouts(clones)
     {
         let failed = |op, offset, len, e: &std::io::Error| {
-            anyhow::Error::from(IoFailure::new(op, offset, len, &path, &job.name).errno(e))
+            WorkloadError::from(IoFailure::new(op, offset, len, &path, &job.name).errno(e))
         };
         let existed = path.exists();
         let file = std::fs::OpenOptions::new()
@@ -424,14 +424,15 @@ mod tests {
         let w = spec("name = \"w\"\n[[job]]\nname = \"r\"\nrw = \"read\"\nsize = \"64k\"\n");
         let clones = plan_clones(&w, &target, &EngineOptions::default()).unwrap();
         std::fs::create_dir(&path).unwrap();
-        let err = lay_out_files(&clones, &target).unwrap_err();
-        let failure = err.downcast_ref::<IoFailure>().expect("an IoFailure");
+        let mut err = lay_out_files(&clones, &target).unwrap_err();
+        assert_eq!(err.kind(), Some(crate::exit::Kind::IoFailed));
+        let failure = err.io_failure_mut().expect("an IoFailure");
         assert_eq!(
             (failure.op, failure.errno),
             (IoOp::Open, Some(libc::EISDIR))
         );
         assert_eq!(
-            err.to_string(),
+            err.into_error().to_string(),
             format!(
                 "open of {} failed: EISDIR (Is a directory) [job 'r']",
                 path.display()

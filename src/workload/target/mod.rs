@@ -277,7 +277,7 @@ impl Target {
     }
 
     /// Open the target (or a clone's file) for a job's I/O.
-    pub fn open_io(&self, path: &Path, write: bool, direct: bool) -> Result<File> {
+    pub fn open_io(&self, path: &Path, write: bool, direct: bool) -> Result<File, OpenIoError> {
         let mut opts = OpenOptions::new();
         opts.read(true).write(write);
         if direct {
@@ -285,16 +285,25 @@ impl Target {
         }
         opts.open(path).map_err(|e| {
             if direct && e.raw_os_error() == Some(libc::EINVAL) {
-                anyhow::anyhow!(
+                OpenIoError::NoDirect(anyhow::anyhow!(
                     "{}: the filesystem does not support O_DIRECT (tmpfs does not): set direct = false \
                      in the job or use a target on a block device",
                     path.display()
-                )
+                ))
             } else {
-                anyhow::Error::new(e).context(format!("cannot open {}", path.display()))
+                OpenIoError::Io(e)
             }
         })
     }
+}
+
+/// Why [`Target::open_io`] failed.
+#[derive(Debug)]
+pub enum OpenIoError {
+    /// The filesystem refuses O_DIRECT: the job must change (bad input, not a failed I/O).
+    NoDirect(anyhow::Error),
+    /// The open failed with this error (a failed I/O on the target).
+    Io(std::io::Error),
 }
 
 /// Logical block size of the block device a filesystem lives on (512 when unknown).

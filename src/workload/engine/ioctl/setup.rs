@@ -7,15 +7,15 @@
 //! cannot be opened is a failed I/O ([`IoFailure`], exit status 4) like the other
 //! engines' open, not a refusal.
 
-use crate::device::raw_access::{NodeOpenFailed, RawAccess};
+use crate::device::raw_access::{OpenError, RawAccess};
 use crate::evidence::sbc::{self, SbcVerdict};
 use crate::plan::packed::Packed;
 use crate::plan::workload::{takes_packed, Engine};
 use crate::workload::engine::job::ClonePlan;
-use crate::workload::io_error::{errno_text, IoFailure, IoOp};
+use crate::workload::io_error::{errno_text, IoFailure, IoOp, WorkloadError};
 use crate::workload::options::EngineOptions;
 use crate::workload::target::{Target, TargetKind};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -39,14 +39,18 @@ pub enum AccessError {
 impl AccessError {
     /// As the error of `job` of `workload`: a refusal names both; a failed open is the
     /// job's [`IoFailure`], as the other engines' open of the target is.
-    pub fn for_job(&self, workload: &str, job: &str) -> anyhow::Error {
+    pub fn for_job(&self, workload: &str, job: &str) -> WorkloadError {
         match self {
-            AccessError::Refused(why) => anyhow!("workload '{workload}', job '{job}': {why}"),
-            AccessError::Open { node, errno } => anyhow::Error::from(
-                IoFailure::new(IoOp::Open, None, 0, node, job)
-                    .errno(&std::io::Error::from_raw_os_error(*errno)),
-            )
-            .context(format!("workload '{workload}'")),
+            AccessError::Refused(why) => {
+                WorkloadError::Other(anyhow!("workload '{workload}', job '{job}': {why}"))
+            }
+            AccessError::Open { node, errno } => WorkloadError::Io(
+                anyhow::Error::from(
+                    IoFailure::new(IoOp::Open, None, 0, node, job)
+                        .errno(&std::io::Error::from_raw_os_error(*errno)),
+                )
+                .context(format!("workload '{workload}'")),
+            ),
         }
     }
 }
@@ -83,15 +87,17 @@ impl CardCache {
                         }
                     )));
                 }
-                RawAccess::open(&target.path).map(Arc::new).map_err(|e| {
-                    match e.downcast_ref::<NodeOpenFailed>() {
-                        Some(open) => AccessError::Open {
-                            node: open.node.clone(),
+                RawAccess::open(&target.path)
+                    .map(Arc::new)
+                    .map_err(|e| match e {
+                        OpenError::Node(open) => AccessError::Open {
+                            node: open.node,
                             errno: open.source.raw_os_error().unwrap_or(libc::EIO),
                         },
-                        None => AccessError::Refused(format!("engine = \"ioctl\": {e:#}")),
-                    }
-                })
+                        OpenError::Refused(e) => {
+                            AccessError::Refused(format!("engine = \"ioctl\": {e:#}"))
+                        }
+                    })
             })
             .clone()
     }
@@ -174,10 +180,12 @@ pub fn check(
     target: &Target,
     card: &CardCache,
     opts: &EngineOptions,
-) -> Result<()> {
+) -> Result<(), WorkloadError> {
     for clone in clones.iter().filter(|c| c.job.engine == Engine::Ioctl) {
         let job = &clone.job;
-        let at = |e: String| anyhow!("workload '{workload}', job '{}': {e}", job.name);
+        let at = |e: String| {
+            WorkloadError::Other(anyhow!("workload '{workload}', job '{}': {e}", job.name))
+        };
         let access = card
             .access(target)
             .map_err(|e| e.for_job(workload, &job.name))?;
@@ -202,7 +210,7 @@ pub fn check(
                 .sbc(&access, opts.assume_cmd23_passthrough)
                 .map_err(|e| at(format!("{e:#}")))?;
             if let Some(refusal) = verdict.refusal() {
-                bail!(at(format!("packed = {packed}: {refusal}")));
+                return Err(at(format!("packed = {packed}: {refusal}")));
             }
         }
     }
@@ -219,26 +227,24 @@ mod tests {
 
     #[test]
     fn a_node_that_cannot_be_opened_is_the_jobs_failed_open() {
-        use crate::workload::WorkloadError;
         let open = AccessError::Open {
             node: "/dev/mmcblk0".into(),
             errno: libc::EACCES,
         };
-        let err = open.for_job("w", "j");
+        let mut err = open.for_job("w", "j");
+        assert_eq!(err.kind(), Some(crate::exit::Kind::IoFailed));
+        assert_eq!(err.io_failure_mut().map(|f| f.op), Some(IoOp::Open));
         assert_eq!(
-            format!("{err:#}"),
+            format!("{:#}", err.into_error()),
             "workload 'w': open of /dev/mmcblk0 failed: EACCES (Permission denied) [job 'j']"
         );
-        let kind = WorkloadError::from(err).kind();
-        assert_eq!(kind, Some(crate::exit::Kind::IoFailed));
         let refused = AccessError::Refused("/dev/loop0: not an MMC/SD block device".into());
         let err = refused.for_job("w", "j");
+        assert_eq!(err.kind(), Some(crate::exit::Kind::Error));
         assert_eq!(
-            err.to_string(),
+            err.into_error().to_string(),
             "workload 'w', job 'j': /dev/loop0: not an MMC/SD block device"
         );
-        let kind = WorkloadError::from(err).kind();
-        assert_eq!(kind, Some(crate::exit::Kind::Error));
     }
 
     #[test]
