@@ -3,7 +3,8 @@
 use super::output::{Output, Versioned};
 use crate::exit::{Failure, Kind};
 use crate::probe::packed::{probe_packed, PackedProbeOptions, PackedProbeReport, ProbeNotRestored};
-use crate::runner::signals::Interrupts;
+use crate::runner::events::{Event, Events};
+use crate::runner::signals::{signal_name, Interrupts};
 use crate::units::parse_size;
 use anyhow::Result;
 use clap::Args;
@@ -40,13 +41,37 @@ pub struct PackedArgs {
     pub json: bool,
 }
 
+/// What `probe packed` says when a signal arrives: the probe's commands run to their end
+/// and its region is put back; nothing is discarded (the run's words do not fit).
+struct ProbeSignals(Arc<Output>);
+
+impl Events for ProbeSignals {
+    fn event(&self, event: Event<'_>) {
+        if let Event::Signal { signal, again } = event {
+            self.0.line(&probe_signal_line(signal, again));
+        }
+    }
+}
+
+fn probe_signal_line(signal: i32, again: bool) -> String {
+    let name = signal_name(signal);
+    if again {
+        format!("\nmmcab: got {name} again: still stopping; the probe's region is put back first")
+    } else {
+        format!(
+            "\nmmcab: got {name}: stopping once the probe's commands are done and its region \
+             and EXP_EVENTS_CTRL are put back"
+        )
+    }
+}
+
 fn parse_offset(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
 }
 
 pub fn execute(args: &PackedArgs, out: &Arc<Output>) -> Result<Kind, Failure> {
     // A signal waits until the region and EXT_CSD are put back (the probe takes a second).
-    let interrupts = Interrupts::install(out.clone())?;
+    let interrupts = Interrupts::install(Arc::new(ProbeSignals(out.clone())))?;
     let report = probe_packed(
         &PackedProbeOptions {
             device: args.device.clone(),
@@ -146,6 +171,7 @@ pub fn render(r: &PackedProbeReport) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::probe_signal_line;
     use crate::cli::Cli;
     use clap::Parser;
 
@@ -166,5 +192,20 @@ mod tests {
             "1G"
         ])
         .is_ok());
+    }
+
+    #[test]
+    fn a_signal_says_what_the_probe_puts_back_not_what_a_run_discards() {
+        let first = probe_signal_line(libc::SIGTERM, false);
+        assert!(first.starts_with("\nmmcab: got SIGTERM: "), "{first}");
+        assert!(
+            first.contains("region") && !first.contains("discarded"),
+            "{first}"
+        );
+        let again = probe_signal_line(libc::SIGINT, true);
+        assert!(
+            again.contains("again") && again.contains("region"),
+            "{again}"
+        );
     }
 }
