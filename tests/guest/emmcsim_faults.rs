@@ -15,7 +15,9 @@
 //! - `probe packed` on a card that stops answering half-way through the probe: the
 //!   region and EXP_EVENTS_CTRL cannot be put back, the error line says so and how,
 //!   exit 5;
-//! - `probe packed` stopped by SIGTERM half-way: it finishes, puts its region back and
+//! - `probe packed` stopped by SIGTERM half-way (a second boot,
+//!   tests/fixtures/faults/sim_signal.sh, so that it cannot disturb the request count
+//!   the "stops answering" probe is timed by): it finishes, puts its region back and
 //!   ends with 128 + 15.
 //!
 //! Each test prints one `faults:` line with its counts (injected, reported correctly,
@@ -31,18 +33,27 @@ use testbed::GuestRun;
 
 fn sim_boot() -> &'static GuestRun {
     static RUN: OnceLock<GuestRun> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let dir = testbed::repo_root().join("tests/fixtures/faults");
-        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-        let run = testbed::Guest::new("faults_sim")
-            .kernel("7")
-            .card("sim")
-            .icount(1)
-            .timeout(Duration::from_secs(1500))
-            .run(&format!("{}\n{}", read("lib.sh"), read("sim.sh")));
-        run.assert_success();
-        run
-    })
+    RUN.get_or_init(|| boot("faults_sim", "sim.sh"))
+}
+
+/// The boot of tests/fixtures/faults/sim_signal.sh (`probe packed` stopped by SIGTERM).
+fn signal_boot() -> &'static GuestRun {
+    static RUN: OnceLock<GuestRun> = OnceLock::new();
+    RUN.get_or_init(|| boot("faults_sim_signal", "sim_signal.sh"))
+}
+
+/// One boot of Linux 7.x with the simulated card running lib.sh and then `script`.
+fn boot(name: &str, script: &str) -> GuestRun {
+    let dir = testbed::repo_root().join("tests/fixtures/faults");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let run = testbed::Guest::new(name)
+        .kernel("7")
+        .card("sim")
+        .icount(1)
+        .timeout(Duration::from_secs(1500))
+        .run(&format!("{}\n{}", read("lib.sh"), read(script)));
+    run.assert_success();
+    run
 }
 
 /// The knobs (caps, ios bus width, power/control, read-ahead) as the snapshot `name`.
@@ -208,7 +219,7 @@ fn probe_packed_on_a_card_that_stops_answering_cannot_put_back_and_exits_5() {
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
 fn probe_packed_stopped_by_sigterm_half_way_finishes_and_exits_128_plus_15() {
     let s = Scenario {
-        run: sim_boot(),
+        run: signal_boot(),
         name: "probe-signal",
     };
     let err = s.text("probe.err");
