@@ -195,15 +195,7 @@ impl WorkloadError {
             WorkloadError::Other(err) => WorkloadError::Other(err.context(context)),
         }
     }
-}
 
-impl From<IoFailure> for WorkloadError {
-    fn from(failure: IoFailure) -> WorkloadError {
-        WorkloadError::Io(failure.into())
-    }
-}
-
-impl WorkloadError {
     /// An engine's error, sorted by the type it carries (its chain of causes): its stop
     /// flag's [`Cancelled`], an [`IoFailure`] under whatever words the engine put in front,
     /// or anything else. Only for what the engines' clone threads and verify return; every
@@ -216,6 +208,12 @@ impl WorkloadError {
         } else {
             WorkloadError::Other(err)
         }
+    }
+}
+
+impl From<IoFailure> for WorkloadError {
+    fn from(failure: IoFailure) -> WorkloadError {
+        WorkloadError::Io(failure.into())
     }
 }
 

@@ -179,6 +179,10 @@ mod tests {
     use super::*;
     use crate::stats::Verdict;
 
+    /// The header line of a reference CSV, as results/README.md gives it.
+    const HEAD: &str = "source,post_date,device,conditions,config,workload,direction,\
+        block_size_bytes,sweep,metric,unit,higher_is_better,headline,value,notes\n";
+
     #[test]
     fn published_values_stay_single() {
         let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -211,19 +215,17 @@ mod tests {
     fn a_published_zero_is_kept_and_not_divided_by() {
         let dir = std::env::temp_dir().join(format!("mmcab-ref-zero-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let head = "source,post_date,device,conditions,config,workload,direction,\
-            block_size_bytes,sweep,metric,unit,higher_is_better,headline,value,notes\n";
         let row = |config: &str, v: &str| {
             format!("src,2012,dev,cond,{config},w,write,,,mb_per_s,MB/s,true,true,{v},\n")
         };
         let csv = dir.join("zero.csv");
-        std::fs::write(&csv, format!("{head}{}{}", row("a", "0"), row("b", "5"))).unwrap();
+        std::fs::write(&csv, format!("{HEAD}{}{}", row("a", "0"), row("b", "5"))).unwrap();
         let report = build(&read(&csv).unwrap(), None).unwrap();
         let mail = crate::report::render::text::render(&report);
         let rows = &report.blocks[0].rows;
         assert_eq!((rows[0].summary.mean, rows[1].summary.mean), (0.0, 5.0));
         assert!(mail.contains("from 0") && !mail.contains("inf"), "{mail}");
-        std::fs::write(&csv, format!("{head}{}{}", row("a", "1"), row("b", "NaN"))).unwrap();
+        std::fs::write(&csv, format!("{HEAD}{}{}", row("a", "1"), row("b", "NaN"))).unwrap();
         let err = format!("{:#}", read(&csv).unwrap_err());
         assert!(err.contains("line 3: value NaN is not a number"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -235,14 +237,12 @@ mod tests {
     fn a_known_metric_in_another_unit_is_refused() {
         let dir = std::env::temp_dir().join(format!("mmcab-ref-unit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let head = "source,post_date,device,conditions,config,workload,direction,\
-            block_size_bytes,sweep,metric,unit,higher_is_better,headline,value,notes\n";
         let row = |metric: &str, unit: &str| {
             format!("src,2012,dev,cond,a,w,write,,,{metric},{unit},true,true,1,\n")
         };
         let csv = dir.join("unit.csv");
         let text = format!(
-            "{head}{}{}",
+            "{HEAD}{}{}",
             row("mb_per_s", "MB/s"),
             row("mb_per_s", "MiB/s")
         );
@@ -254,7 +254,7 @@ mod tests {
             ),
             "{err}"
         );
-        std::fs::write(&csv, format!("{head}{}", row("erase_mb_per_s", "MiB/s"))).unwrap();
+        std::fs::write(&csv, format!("{HEAD}{}", row("erase_mb_per_s", "MiB/s"))).unwrap();
         let report = build(&read(&csv).unwrap(), None).unwrap();
         let m = &report.blocks[0].metric;
         assert_eq!((m.key(), m.unit()), ("erase_mb_per_s", "MiB/s"));
