@@ -328,3 +328,113 @@ fn readme_is_short_and_prose_fits_100_columns() {
     }
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
+
+/// The shipped plans that write nothing (docs/plans.md's "writes" column says
+/// "nothing"; `runner::planned_writes`' docs test holds that column to the plans).
+fn read_only_plans() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("docs/plans.md")).unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("| [") && l.trim_end().ends_with('|'))
+        .filter(|l| {
+            l.trim_matches('|')
+                .rsplit(" | ")
+                .next()
+                .is_some_and(|c| c.trim().starts_with("nothing"))
+        })
+        .filter_map(|l| l.split_once("](../workloads/"))
+        .filter_map(|(_, r)| r.split_once(')').map(|(f, _)| f.to_string()))
+        .collect()
+}
+
+/// Why a `mmcab run` line of the docs would be refused for want of `--allow-write`: a
+/// resume, or a plan that writes, on a block device (a `/dev/` node, or the DEV and
+/// TARGET placeholders), without `--dry-run`.
+fn needs_allow_write(words: &[String], read_only: &[String]) -> bool {
+    let has = |flag: &str| words.iter().any(|w| w.trim_matches(['[', ']']) == flag);
+    if words.first().map(String::as_str) != Some("run") || has("--dry-run") || has("--allow-write")
+    {
+        return false;
+    }
+    if has("--resume") {
+        return true;
+    }
+    let on_block_device = words.windows(2).any(|w| {
+        w[0] == "--device" && (w[1].starts_with("/dev/") || w[1] == "DEV" || w[1] == "TARGET")
+    });
+    let plan = words.get(1).map(String::as_str).unwrap_or("");
+    let writes = !read_only.iter().any(|p| plan.ends_with(p.as_str()));
+    on_block_device && writes
+}
+
+#[test]
+fn run_lines_in_the_docs_that_write_a_device_say_allow_write() {
+    let read_only = read_only_plans();
+    assert!(
+        read_only.contains(&"qd-sweep.toml".to_string()),
+        "{read_only:?}"
+    );
+    let mut bad = Vec::new();
+    for (path, text) in user_docs() {
+        let name = path.strip_prefix(root()).unwrap().display().to_string();
+        for code in code_of(&text) {
+            for words in command_lines(&code) {
+                if needs_allow_write(&words, &read_only) {
+                    bad.push(format!("{name}: mmcab {}", words.join(" ")));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "refused without --allow-write, as the docs show them:\n{}",
+        bad.join("\n")
+    );
+    let line = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+    assert!(needs_allow_write(
+        &line("run --resume results/x"),
+        &read_only
+    ));
+    assert!(needs_allow_write(
+        &line("run PLAN --device DEV --repeat 5"),
+        &read_only
+    ));
+    assert!(!needs_allow_write(
+        &line("run workloads/qd-sweep.toml --device /dev/mmcblk0"),
+        &read_only
+    ));
+}
+
+/// Every JSON document the docs sketch inline (`{"schema": 1, ...}`) starts with its
+/// `schema`, as every `--json` output does; values inside a document (`{"bytes": N}`,
+/// `{"ns": N}`) are not documents.
+#[test]
+fn json_sketches_in_the_docs_carry_their_schema() {
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for (path, text) in user_docs() {
+        let name = path.strip_prefix(root()).unwrap().display().to_string();
+        for code in code_of(&text) {
+            let code = code.trim();
+            if !code.starts_with("{\"")
+                || ["{\"bytes\"", "{\"ns\""]
+                    .iter()
+                    .any(|v| code.starts_with(v))
+            {
+                continue;
+            }
+            seen += 1;
+            if !code.starts_with("{\"schema\": ") {
+                bad.push(format!("{name}: {code}"));
+            }
+        }
+    }
+    assert!(
+        seen >= 3,
+        "only {seen} JSON sketches found: is the scan broken?"
+    );
+    assert!(
+        bad.is_empty(),
+        "JSON documents without schema:\n{}",
+        bad.join("\n")
+    );
+}

@@ -61,3 +61,7 @@ pub fn writes_on(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "planned_writes_docs_tests.rs"]
+mod docs_tests;

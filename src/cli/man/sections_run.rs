@@ -102,8 +102,9 @@ pub const RUN: Page = Page {
         ),
         (
             "DIR/runs.csv",
-            "One row per run x job x direction (throughput, IOPS, latency percentiles, \
-             knob values), appended and fsynced after every run.",
+            "One row per run x job x direction (throughput, IOPS, latency percentiles; \
+             the config by name, its knob values are in meta.json), appended and fsynced after \
+             every run.",
         ),
         (
             "DIR/series.csv, DIR/latency.csv",
