@@ -286,3 +286,36 @@ fn drift_q_values_and_verdicts_without_drift_match_statsmodels() {
     }
     assert!(warned >= 1, "the blocked drift moves its verdict");
 }
+
+/// Across boots: three boots, in each a's runs first, then b's (blocked within the
+/// boot), every boot drifting -1%/run and nothing else changed. Tested on boot means,
+/// b comes out slower by the drift alone; taking each boot's drift out (b's runs moved
+/// to a's mean place in their boots) leaves no change, and both sides say so.
+#[test]
+fn drifts_within_boots_are_warned_when_they_move_the_boot_test() {
+    let per_boot = 8u32;
+    let samples: Vec<Sample> = (1..=3 * per_boot)
+        .map(|run| {
+            let place = (run - 1) % per_boot;
+            let boot = (run - 1) / per_boot;
+            let config = if place < per_boot / 2 { "a" } else { "b" };
+            let value =
+                100.0 * (1.0 - 0.01 * f64::from(place)) + f64::from(boot) * 0.7 + wobble(run) * 0.2;
+            sample(config, run, value)
+        })
+        .collect();
+    let mut r = report_of(samples);
+    let boot_of = |run: u32| Some(((run - 1) / per_boot) as usize);
+    crate::report::across::boots::apply(&mut r.blocks, &boot_of, &|_, _| None).expect("boots");
+    correction::apply(&mut r, Correction::BenjaminiHochberg);
+    assert_eq!(r.blocks[0].rows[1].verdict, Some(Verdict::Slower));
+    for row in &r.blocks[0].rows {
+        let Some(Warning::DriftInBoots { boots, of, moves }) = row.warnings.first() else {
+            panic!("{}: {:?}", row.config, row.warnings);
+        };
+        assert_eq!((*boots, *of), (3, 3), "{}", row.config);
+        assert_eq!(moves.verdict_without, Verdict::NoSignificantChange);
+        let bias = moves.rel - moves.rel_without;
+        assert!((bias + 0.04).abs() < 0.005, "{}: bias {bias}", row.config);
+    }
+}
