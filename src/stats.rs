@@ -6,11 +6,13 @@
 //! - A vs B: relative change (mean_b - mean_a) / mean_a. Its 95% CI is the Welch CI of
 //!   the difference of the means (Welch-Satterthwaite degrees of freedom) divided by
 //!   mean_a (mean_a is treated as exact: simple, and close to Fieller's interval while
-//!   the CV of A is small, which the high-CV warning watches). The p-value is the
+//!   the CV of A is small, which the table's cv% shows). The p-value is the
 //!   two-sided Welch t-test of the same difference, so "CI excludes 0" and "p < 0.05"
 //!   always agree.
 //! - Drift: least-squares slope of the values against their run order, tested with
-//!   t = slope / se (n - 2 degrees of freedom), as scipy.stats.linregress does.
+//!   t = slope / se (n - 2 degrees of freedom), as scipy.stats.linregress does; the
+//!   drift tests of a report are adjusted together as its verdicts are ([`multiple`]),
+//!   and what would move a verdict is in [`counterfactual`].
 //!
 //! Pinned against scipy in `tests/fixtures/stats/` (see the script there).
 //!
@@ -18,6 +20,7 @@
 //! report are adjusted together: [`multiple`].
 
 pub mod boots;
+pub mod counterfactual;
 pub mod multiple;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -28,8 +31,6 @@ pub const CONFIDENCE: f64 = 0.95;
 pub const HIGH_CV: f64 = 0.05;
 /// Below this many samples a result is flagged (and no test is trusted).
 pub const MIN_N: usize = 3;
-/// Significance level of the drift test.
-pub const DRIFT_ALPHA: f64 = 0.05;
 
 pub fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
@@ -278,46 +279,67 @@ pub fn trend(order: &[f64], values: &[f64]) -> Option<Trend> {
     Some(Trend { slope, p })
 }
 
-/// A reason to distrust a summary (worded by `report::render::numbers::warning_text`).
+/// A reason to distrust a verdict (worded by `report::render::numbers::warning_text`).
+/// Noise and drift are warned about only where they could move a verdict
+/// ([`Moves`]; found by `report::model::warnings` once the report's p-values are
+/// adjusted together, see docs/statistics.md).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     FewSamples {
         n: usize,
     },
+    /// The runs vary by more than [`HIGH_CV`] because of one run, and that run moves a
+    /// verdict.
     HighCv {
         cv: f64,
+        moves: Moves,
     },
+    /// The runs drift along run order (the slope's p adjusted with the report's other
+    /// drift tests: `q`) and that drift moves a verdict.
     Drift {
         slope_rel_per_run: f64,
         p: f64,
+        q: f64,
+        moves: Moves,
     },
-    /// Runs drifted (as [`Warning::Drift`]) within `boots` of the `of` boots of a side.
+    /// Runs drifted (as [`Warning::Drift`]) within `boots` of the `of` boots of a side,
+    /// and those drifts move a verdict.
     DriftInBoots {
         boots: usize,
         of: usize,
+        moves: Moves,
     },
 }
 
-/// Warnings for one sample; `order` is the run number of each value.
-pub fn warnings(order: &[f64], values: &[f64]) -> Vec<Warning> {
-    let mut out = Vec::new();
-    let s = summarize(values);
-    if s.n < MIN_N {
-        out.push(Warning::FewSamples { n: s.n });
+/// A verdict that moves once the cause of a warning is taken out of the data: the
+/// drift (the config's runs detrended to the other side's mean run order), or the
+/// noise (the one run it comes from left out).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Moves {
+    /// The comparison: `config` against `baseline`.
+    pub config: String,
+    pub baseline: String,
+    /// Its change and verdict as reported.
+    pub rel: f64,
+    pub verdict: Verdict,
+    /// Its change and verdict without the cause (`rel - rel_without` is the bias the
+    /// cause puts on the change).
+    pub rel_without: f64,
+    pub verdict_without: Verdict,
+    /// For noise: the run left out (None for a drift).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
+}
+
+/// Warnings one sample earns alone: too few runs. Noise and drift need the report's
+/// verdicts (whether they move one) and its other tests (the correction).
+pub fn warnings(values: &[f64]) -> Vec<Warning> {
+    if values.len() < MIN_N {
+        vec![Warning::FewSamples { n: values.len() }]
+    } else {
+        Vec::new()
     }
-    if s.cv > HIGH_CV {
-        out.push(Warning::HighCv { cv: s.cv });
-    }
-    if let Some(t) = trend(order, values) {
-        if t.p < DRIFT_ALPHA {
-            out.push(Warning::Drift {
-                slope_rel_per_run: t.slope / s.mean,
-                p: t.p,
-            });
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 //! is summarised over its boot means (n = boots), replacing the summary of its pooled
 //! runs; a side of one boot keeps the summary of its runs.
 
-use crate::report::model::{run_order, Across, Block, ConfigRow};
+use crate::report::model::{Across, Block, ConfigRow};
 use crate::stats::boots::{self, CalibratedSpread, Model};
-use crate::stats::{self, Verdict, Warning};
+use crate::stats::{self, Verdict};
 use anyhow::{anyhow, Result};
 use std::collections::BTreeMap;
 
@@ -51,6 +51,7 @@ pub fn apply(blocks: &mut [Block], boot_of: BootOfRun, calibration: CalibrationO
             .iter()
             .map(|r| by_boot(block, r, boot_of))
             .collect::<Result<Vec<Vec<BootRuns>>>>()?;
+        let starts = boot_starts(&groups, boot_of);
         let values =
             |i: usize| -> Vec<Vec<f64>> { groups[i].iter().map(|g| g.values.clone()).collect() };
         let index: BTreeMap<String, usize> = block
@@ -67,18 +68,25 @@ pub fn apply(blocks: &mut [Block], boot_of: BootOfRun, calibration: CalibrationO
             if spread.boots > 1 {
                 // The side's summary is over its boot means, as its test: every output
                 // (tables, summary.csv, report.json, LAVA) then agrees with the change.
+                // Its noise and drift are warned about later, boot by boot
+                // (model::warnings); the pooled runs' own warnings do not apply.
                 row.summary = stats::summarize(&boots::boot_means(&mine));
-                row.warnings = side_warnings(&groups[i], &spread);
+                row.warnings = Vec::new();
             }
+            let (boot, position) = places(&row, boot_of, &starts);
             let mut across = Across {
                 spread,
                 model: None,
                 boots_needed: None,
+                boot,
+                position,
+                calibration: None,
             };
             let base = row.baseline.as_ref().and_then(|b| index.get(b)).copied();
             if let Some(base) = base {
                 let cal = calibration(block, &row);
                 let tested = boots::boot_change(&values(base), &mine, cal.as_ref());
+                across.calibration = cal;
                 row.change = Some(tested.change);
                 row.verdict = Some(match tested.model {
                     Model::OneBootPerSide => Verdict::OneBootPerSide,
@@ -96,29 +104,38 @@ pub fn apply(blocks: &mut [Block], boot_of: BootOfRun, calibration: CalibrationO
     Ok(())
 }
 
-/// Warnings of a side with several boots: noisy runs (pooled within-boot CV), runs
-/// drifting within some of its boots. (Run order across boots is no drift: the boots'
-/// own offsets are the spread the test uses.)
-fn side_warnings(groups: &[BootRuns], spread: &boots::Spread) -> Vec<Warning> {
-    let mut out = Vec::new();
-    if spread.run_cv() > stats::HIGH_CV {
-        out.push(Warning::HighCv {
-            cv: spread.run_cv(),
-        });
+/// Each boot's first run in the block (of any config), by boot.
+fn boot_starts(groups: &[Vec<BootRuns>], boot_of: BootOfRun) -> BTreeMap<usize, u32> {
+    let mut starts: BTreeMap<usize, u32> = BTreeMap::new();
+    for run in groups.iter().flatten().flat_map(|g| &g.runs) {
+        if let Some(boot) = boot_of(*run) {
+            let first = starts.entry(boot).or_insert(*run);
+            *first = (*first).min(*run);
+        }
     }
-    let drifting = groups
+    starts
+}
+
+/// The boot (numbered within the side) and the place in its boot of each of a row's
+/// values, in the row's order: what the warnings retest a change with.
+fn places(
+    row: &ConfigRow,
+    boot_of: BootOfRun,
+    starts: &BTreeMap<usize, u32>,
+) -> (Vec<usize>, Vec<f64>) {
+    let boots: Vec<usize> = row.runs.iter().filter_map(|r| boot_of(*r)).collect();
+    let mut index: Vec<usize> = boots.clone();
+    index.sort_unstable();
+    index.dedup();
+    row.runs
         .iter()
-        .filter(|g| {
-            stats::trend(&run_order(&g.runs), &g.values).is_some_and(|t| t.p < stats::DRIFT_ALPHA)
+        .zip(&boots)
+        .map(|(run, boot)| {
+            let k = index.binary_search(boot).unwrap_or(0);
+            let start = starts.get(boot).copied().unwrap_or(*run);
+            (k, f64::from(run - start))
         })
-        .count();
-    if drifting > 0 {
-        out.push(Warning::DriftInBoots {
-            boots: drifting,
-            of: groups.len(),
-        });
-    }
-    out
+        .unzip()
 }
 
 #[cfg(test)]

@@ -30,6 +30,8 @@ pub fn apply(report: &mut Report, correction: Correction) {
     }
     report.correction = Some(correction);
     report.tests = multiple::tests(&p);
+    // Noise and drift are warned about where they move one of these verdicts.
+    super::warnings::apply(report, correction);
 }
 
 #[cfg(test)]

@@ -11,12 +11,13 @@ pub mod header;
 pub mod metric;
 pub mod probe;
 pub mod setup;
+pub mod warnings;
 
 pub use metric::Metric;
 pub use setup::{Bus, ConfigSetup, Setup};
 
 use crate::plan::sweep::SweepOver;
-use crate::stats::boots::{Model, Spread};
+use crate::stats::boots::{CalibratedSpread, Model, Spread};
 use crate::stats::multiple::Correction;
 use crate::stats::{self, Change, Summary, Verdict, Warning};
 use crate::workload::result::Direction;
@@ -71,6 +72,16 @@ pub struct Across {
     /// Boots per side that would resolve a change of this size (95% CI clear of 0
     /// with 80% power), from the boot-to-boot spread the test used; None when unknown.
     pub boots_needed: Option<u32>,
+    /// The boot of each of the row's values (0 for the side's first boot).
+    #[serde(skip)]
+    pub boot: Vec<usize>,
+    /// Each value's place in its boot: its run number less the boot's first run (of
+    /// any config) in the block, so that the sides' run orders can be compared.
+    #[serde(skip)]
+    pub position: Vec<f64>,
+    /// The calibration the change was tested with (single boots), if any.
+    #[serde(skip)]
+    pub calibration: Option<CalibratedSpread>,
 }
 
 /// One workload x direction x metric.
@@ -270,8 +281,9 @@ pub fn rows_for(
                 verdict: change.map(|c| stats::verdict(&c, metric.higher_is_better())),
                 q: None,
                 across: None,
+                // Noise and drift: [`warnings`], once the verdicts are known.
                 warnings: if values.len() > 1 {
-                    stats::warnings(&run_order(&runs), &values)
+                    stats::warnings(&values)
                 } else {
                     Vec::new()
                 },

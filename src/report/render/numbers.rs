@@ -2,7 +2,8 @@
 //! digits, percentages, p-values and the warnings of a row. The model and
 //! [`crate::stats`] hold the numbers; these are their words.
 
-use crate::stats::{Warning, DRIFT_ALPHA, HIGH_CV, MIN_N};
+use crate::stats::multiple::ALPHA;
+use crate::stats::{Moves, Verdict, Warning, HIGH_CV, MIN_N};
 
 /// Format a value with about four significant digits, no exponent.
 pub fn format_value(v: f64) -> String {
@@ -55,25 +56,74 @@ pub fn format_p(p: f64) -> String {
     }
 }
 
-/// A reason to distrust a summary, worded for the mail text (and report.md, summary.csv).
+/// A verdict in the report's words (also summary.csv's `verdict` column and the gates').
+pub fn verdict_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::NoSignificantChange => "no significant change",
+        Verdict::NotTested => "not tested (n < 2)",
+        Verdict::OneBootPerSide => "not called (one boot per side)",
+    }
+}
+
+/// A reason to distrust a verdict, worded for the mail text (and report.md,
+/// summary.csv): what it is, and which verdict it moves to what.
 pub fn warning_text(w: &Warning) -> String {
     match w {
         Warning::FewSamples { n } => format!("n = {n} < {MIN_N}: too few runs"),
-        Warning::HighCv { cv } => {
-            format!("CV {:.1}% > {:.0}%: noisy", cv * 100.0, HIGH_CV * 100.0)
+        Warning::HighCv { cv, moves } => {
+            let from = moves
+                .run
+                .map_or(String::new(), |r| format!(", from run {r}"));
+            format!(
+                "CV {:.1}% > {:.0}%{from}: it {} {}",
+                cv * 100.0,
+                HIGH_CV * 100.0,
+                biases("biases", moves),
+                enough(moves, "without it")
+            )
         }
         Warning::Drift {
             slope_rel_per_run,
-            p,
+            q,
+            moves,
+            ..
         } => format!(
-            "drift {:+.2}%/run over run order (p = {})",
+            "drift {:+.2}%/run (q = {}): under this run order it {} {}",
             slope_rel_per_run * 100.0,
-            format_p(*p)
+            format_p(*q),
+            biases("biases", moves),
+            enough(moves, "without it")
         ),
-        Warning::DriftInBoots { boots, of } => {
-            format!("runs drift within {boots} of {of} boots (p < {DRIFT_ALPHA})")
-        }
+        Warning::DriftInBoots { boots, of, moves } => format!(
+            "runs drift within {boots} of {of} boots (q < {ALPHA}): they {} {}",
+            biases("bias", moves),
+            enough(moves, "without them")
+        ),
     }
+}
+
+/// `bus4 against bus8`.
+fn versus(m: &Moves) -> String {
+    format!("{} against {}", m.config, m.baseline)
+}
+
+/// `biases bus4 against bus8 by -2.4%,` (`verb`: biases or bias)
+fn biases(verb: &str, m: &Moves) -> String {
+    format!(
+        "{verb} {} by {},",
+        versus(m),
+        format_pct(m.rel - m.rel_without)
+    )
+}
+
+/// `enough to change the verdict (without it: slower)`.
+fn enough(m: &Moves, without: &str) -> String {
+    format!(
+        "enough to change the verdict ({without}: {})",
+        verdict_text(m.verdict_without)
+    )
 }
 
 #[cfg(test)]
@@ -99,17 +149,48 @@ mod tests {
         assert_eq!(format_p(0.0004), "<0.001");
         assert_eq!(format_p(0.0449), "0.045");
         assert_eq!(format_p(f64::NAN), "-");
+        let moves = Moves {
+            config: "bus4".into(),
+            baseline: "bus8".into(),
+            rel: -0.031,
+            verdict: Verdict::Slower,
+            rel_without: -0.007,
+            verdict_without: Verdict::NoSignificantChange,
+            run: None,
+        };
         let drift = Warning::Drift {
             slope_rel_per_run: -0.0123,
             p: 0.0004,
+            q: 0.0031,
+            moves: moves.clone(),
         };
         assert_eq!(
             warning_text(&drift),
-            "drift -1.23%/run over run order (p = <0.001)"
+            "drift -1.23%/run (q = 0.003): under this run order it biases bus4 \
+             against bus8 by -2.4%, enough to change the verdict (without it: no \
+             significant change)"
+        );
+        let outlier = Moves {
+            run: Some(7),
+            ..moves.clone()
+        };
+        assert_eq!(
+            warning_text(&Warning::HighCv {
+                cv: 0.389,
+                moves: outlier
+            }),
+            "CV 38.9% > 5%, from run 7: it biases bus4 against bus8 by -2.4%, enough \
+             to change the verdict (without it: no significant change)"
         );
         assert_eq!(
-            warning_text(&Warning::HighCv { cv: 0.074 }),
-            "CV 7.4% > 5%: noisy"
+            warning_text(&Warning::DriftInBoots {
+                boots: 2,
+                of: 3,
+                moves
+            }),
+            "runs drift within 2 of 3 boots (q < 0.05): they bias bus4 against bus8 \
+             by -2.4%, enough to change the verdict (without them: no significant \
+             change)"
         );
         assert_eq!(
             warning_text(&Warning::FewSamples { n: 2 }),

@@ -2,6 +2,7 @@
 //! report tested (the method line), one line per change, and the notes a report ends
 //! with.
 
+pub use super::numbers::verdict_text;
 use super::numbers::{format_p, format_pct};
 use crate::report::model::{Block, ConfigRow, Note, Report};
 use crate::stats::boots::Model;
@@ -24,17 +25,6 @@ pub fn block_title(block: &Block) -> String {
         t.push_str(block.direction_text());
     }
     t
-}
-
-/// A verdict in the report's words (also summary.csv's `verdict` column and the gates').
-pub fn verdict_text(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Faster => "faster",
-        Verdict::Slower => "slower",
-        Verdict::NoSignificantChange => "no significant change",
-        Verdict::NotTested => "not tested (n < 2)",
-        Verdict::OneBootPerSide => "not called (one boot per side)",
-    }
 }
 
 /// How a change across boots was tested, for report.md.
