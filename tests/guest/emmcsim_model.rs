@@ -7,8 +7,8 @@
 //!
 //! predicted time per I/O = model(set) - model(0) + measured time per I/O on the 0 card
 //!
-//! where model() is the README's formula, computed here from the parameters and the bus
-//! (8 or 4 bits, 52 MHz, from the plan's configs). The workloads: sequential read and
+//! where model() is the README's formula (tests/common/sim_model.rs), computed from the
+//! parameters and the bus (HS52, 8 or 4 bits, from the plan's configs). The workloads: sequential read and
 //! write (512 KiB, one request each), 4 KiB random read and write (QD1), at 8 and 4 bits
 //! (the bus-width knob, at run time on 7.x; 8 bits only on 6.12), and 16 KiB ioctl
 //! writes unpacked, packed 4, 8 and the most one ioctl carries (31). mmcab's reports
@@ -201,7 +201,7 @@ fn script(set: &Timing, jitter_permille: u32, repeat: u32, bus_plan: &str) -> St
 /// directory's runs.csv. The median, not the mean: a one-off stall of the guest's
 /// software (seen once in CI: one zero-card run of 3 took 0.260 s where the others took
 /// 0.093 s) must not move the software time the formula adds to.
-fn per_op(dir: &Path) -> BTreeMap<(String, String), f64> {
+pub(crate) fn per_op(dir: &Path) -> BTreeMap<(String, String), f64> {
     let text = std::fs::read_to_string(dir.join("runs.csv"))
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut lines = text.lines();
