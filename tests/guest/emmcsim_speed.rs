@@ -6,18 +6,22 @@
 //! per mode on the zero card and with the defaults. For every mode and workload (512 KiB
 //! sequential read and write, 4 KiB random read) mmcab's throughput must lie within 5%
 //! of the formula's (`Timing::predict` of tests/common/sim_model.rs); HS200 and HS400
-//! must have tuned once at their switch (40 CMD21s), HS and DDR52 not at all, and the
-//! host's err_stats must stay 0. On 7.x the host then loses its 8-bit cap with HS400
+//! must have tuned once at their switch (40 CMD21s), legacy, HS and DDR52 not at all,
+//! and the host's err_stats must stay 0. Then HS at 26 MHz through the host's debugfs
+//! `clock`: the model must follow the clock. On 7.x the host then loses its 8-bit cap with HS400
 //! still offered: the card must come up HS200 at 4 bits.
 
 use crate::common::sim_model::{Bus, Io, Mode, DEFAULTS, TUNING_DEFAULTS};
 use crate::common::testbed;
 use crate::emmcsim_model::per_op;
 
+use std::path::Path;
+
 const CARD: &str =
     "sim,card_ddr52=1,card_hs200=1,card_hs400=1,host_ddr=1,host_hs200=1,host_hs400=1";
 
 /// caps and caps2 bits (include/linux/mmc/host.h).
+const CAP_MMC_HIGHSPEED: u64 = 0x2;
 const CAP_8_BIT: u64 = 0x40;
 const CAP_AGGRESSIVE_PM: u64 = 0x80;
 const CAP_DDR: u64 = 0x800 | 0x1000; // MMC_CAP_3_3V_DDR | MMC_CAP_1_8V_DDR
@@ -67,11 +71,26 @@ fn mode_bits(mode: Mode) -> (String, String) {
         Mode::Ddr52 => (with_ddr, no_hsx00),
         Mode::Hs200 => (with_ddr, format!("$(( $C2 & ~{CAP2_HS400} ))")),
         Mode::Hs400 => (with_ddr, "$C2".to_string()),
-        Mode::Legacy => panic!("no run-time switch to legacy here"),
+        Mode::Legacy => (
+            format!(
+                "$(( ($C & ~{}) | {CAP_AGGRESSIVE_PM} ))",
+                CAP_DDR | CAP_MMC_HIGHSPEED
+            ),
+            no_hsx00,
+        ),
     }
 }
 
-const MODES: [Mode; 4] = [Mode::Hs, Mode::Ddr52, Mode::Hs200, Mode::Hs400];
+const MODES: [Mode; 5] = [
+    Mode::Legacy,
+    Mode::Hs,
+    Mode::Ddr52,
+    Mode::Hs200,
+    Mode::Hs400,
+];
+
+/// The clock the host's debugfs `clock` sets in HS mode: the model must follow it.
+const HS_CLOCK_HZ: f64 = 26e6;
 
 fn script(kernel: &str) -> String {
     let mut s = String::from(
@@ -105,6 +124,19 @@ fn script(kernel: &str) -> String {
             d.cmd_ns, d.read_access_ns, d.read_ns_per_kib, d.write_access_ns, d.program_ns_per_kib
         );
     }
+    // HS at another clock, set through the host's debugfs `clock` (mmc_set_clock()).
+    let (caps, caps2) = mode_bits(Mode::Hs);
+    s += &format!(
+        "setmode {caps} {caps2} hs-clock; echo {} > $D/clock; cat $D/ios > /out/hs-clock-ios.txt\n\
+         params 0 0 0 0 0; run hs-clock zero\n\
+         params {} {} {} {} {}; run hs-clock set\n",
+        HS_CLOCK_HZ as u64,
+        d.cmd_ns,
+        d.read_access_ns,
+        d.read_ns_per_kib,
+        d.write_access_ns,
+        d.program_ns_per_kib
+    );
     if kernel != "6.12" {
         // 7.x writes the bus-width caps: HS400 offered on 4 lines falls back to HS200.
         let (caps, caps2) = mode_bits(Mode::Hs400);
@@ -146,6 +178,30 @@ fn ios(text: &str) -> (f64, u32, u32) {
     )
 }
 
+/// One plan's runs (`NAME-zero`, `NAME-set`) against the formula on `bus`: a line of
+/// `report` per workload, and one in `bad` for each outside 5%.
+fn check_rates(out: &Path, name: &str, bus: &Bus, report: &mut String, bad: &mut Vec<String>) {
+    let zero = per_op(&out.join(format!("{name}-zero")));
+    let measured = per_op(&out.join(format!("{name}-set")));
+    for (workload, io) in [
+        ("seq-read", Io::SEQ_READ_512K),
+        ("seq-write", Io::SEQ_WRITE_512K),
+        ("rand-read-4k", Io::RAND_READ_4K),
+    ] {
+        let key = (workload.to_string(), name.to_string());
+        let predicted = DEFAULTS.predict(io, bus, zero[&key] * 1e9);
+        let ratio = predicted / (measured[&key] * 1e9);
+        *report += &format!(
+            "{name:<8} {workload:<13} {:>9.1} us {:>9.1} us {ratio:>8.4}\n",
+            measured[&key] * 1e6,
+            predicted / 1e3
+        );
+        if !(0.95..=1.05).contains(&ratio) {
+            bad.push(format!("{name}/{workload}: {ratio:.4}"));
+        }
+    }
+}
+
 fn check(label: &str, kernel: &str) {
     let run = testbed::Guest::new(label)
         .kernel(kernel)
@@ -177,27 +233,22 @@ fn check(label: &str, kernel: &str) {
         }
         // the next switch's counters start after this mode's runs
         stats = run.out_text(&format!("{name}-stats.txt"));
-        let zero = per_op(&run.out_dir.join(format!("{name}-zero")));
-        let measured = per_op(&run.out_dir.join(format!("{name}-set")));
-        let bus = Bus::new(mode, 8);
-        for (workload, io) in [
-            ("seq-read", Io::SEQ_READ_512K),
-            ("seq-write", Io::SEQ_WRITE_512K),
-            ("rand-read-4k", Io::RAND_READ_4K),
-        ] {
-            let key = (workload.to_string(), name.to_string());
-            let predicted = DEFAULTS.predict(io, &bus, zero[&key] * 1e9);
-            let ratio = predicted / (measured[&key] * 1e9);
-            report += &format!(
-                "{name:<6} {workload:<13} {:>9.1} us {:>9.1} us {ratio:>8.4}\n",
-                measured[&key] * 1e6,
-                predicted / 1e3
-            );
-            if !(0.95..=1.05).contains(&ratio) {
-                bad.push(format!("{name}/{workload}: {ratio:.4}"));
-            }
-        }
+        check_rates(
+            &run.out_dir,
+            name,
+            &Bus::new(mode, 8),
+            &mut report,
+            &mut bad,
+        );
     }
+    let clock = ios(&run.out_text("hs-clock-ios.txt")).0;
+    if clock != HS_CLOCK_HZ {
+        bad.push(format!(
+            "debugfs clock {HS_CLOCK_HZ} Hz: ios says {clock} Hz"
+        ));
+    }
+    let bus = Bus::new(Mode::Hs, 8).with_clock(HS_CLOCK_HZ);
+    check_rates(&run.out_dir, "hs-clock", &bus, &mut report, &mut bad);
     if kernel != "6.12" {
         let (clock, width, timing) = ios(&run.out_text("hs400-4bit-ios.txt"));
         if (clock, width, timing) != (200e6, 4, Mode::Hs200.ios_timing()) {
