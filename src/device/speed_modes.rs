@@ -210,10 +210,11 @@ pub struct ModeRow {
     pub min_bus_width: u32,
     pub narrower_falls_back_to: Option<SpeedMode>,
     /// The clock `mmc_set_bus_speed()` (or `mmc_select_hs400()`) sets for it, at most:
-    /// `hs_max_dtr` (52 MHz for an HS_52 card, else 26 MHz), `hs200_max_dtr` (200 MHz);
-    /// legacy takes the CSD's TRAN_SPEED (26 MHz at most for eMMC). Capped by the host's
+    /// `hs_max_dtr` (52 MHz for an HS_52 card, else 26 MHz), `hs200_max_dtr` (200 MHz).
+    /// None for legacy: it runs at the CSD's TRAN_SPEED, whatever the card says there
+    /// (QEMU's emulated eMMC says 100 MHz), see [`max_clock_hz`]. Capped by the host's
     /// `f_max`.
-    pub max_clock_hz: u64,
+    pub max_clock_hz: Option<u64>,
     /// What makes the core choose it, in words (docs and messages).
     pub chosen_when: &'static str,
 }
@@ -227,7 +228,7 @@ pub const TABLE: [ModeRow; 5] = [
         needs: &[],
         min_bus_width: 1,
         narrower_falls_back_to: None,
-        max_clock_hz: 26_000_000,
+        max_clock_hz: None,
         chosen_when: "no speed bits: mmc_select_timing() selects nothing and mmc_set_bus_speed() \
                       takes the CSD's TRAN_SPEED",
     },
@@ -238,7 +239,7 @@ pub const TABLE: [ModeRow; 5] = [
         needs: &[HS_PAIRS],
         min_bus_width: 1,
         narrower_falls_back_to: None,
-        max_clock_hz: 52_000_000,
+        max_clock_hz: Some(52_000_000),
         chosen_when: "MMC_CAP_MMC_HIGHSPEED without the DDR, HS200 and HS400 bits",
     },
     ModeRow {
@@ -248,7 +249,7 @@ pub const TABLE: [ModeRow; 5] = [
         needs: &[HS_PAIRS, DDR_PAIRS],
         min_bus_width: 4,
         narrower_falls_back_to: Some(SpeedMode::Hs),
-        max_clock_hz: 52_000_000,
+        max_clock_hz: Some(52_000_000),
         chosen_when: "MMC_CAP_MMC_HIGHSPEED and a DDR bit, without the HS200 and HS400 bits \
                       (DDR52 is tried only after HS, when HS200 is not offered)",
     },
@@ -259,7 +260,7 @@ pub const TABLE: [ModeRow; 5] = [
         needs: &[HS200_PAIRS],
         min_bus_width: 4,
         narrower_falls_back_to: Some(SpeedMode::Legacy),
-        max_clock_hz: 200_000_000,
+        max_clock_hz: Some(200_000_000),
         chosen_when: "an HS200 bit of caps2 without the HS400 bits (MMC_CAP_MMC_HIGHSPEED \
                       too: mmc_select_hs200() switches at hs_max_dtr first, and a failed \
                       switch falls back to HS)",
@@ -271,7 +272,7 @@ pub const TABLE: [ModeRow; 5] = [
         needs: &[HS200_PAIRS, HS400_PAIRS],
         min_bus_width: 8,
         narrower_falls_back_to: Some(SpeedMode::Hs200),
-        max_clock_hz: 200_000_000,
+        max_clock_hz: Some(200_000_000),
         chosen_when: "an HS200 and an HS400 bit of caps2 on an 8-bit bus (mmc_select_hs400() \
                       after HS200 tuning)",
     },
@@ -366,6 +367,12 @@ impl SpeedMode {
             .find(|r| r.ios_timing == timing)
             .map(|r| r.mode)
     }
+}
+
+/// The most the core clocks `mode` at: the table's, or for legacy the card's CSD
+/// TRAN_SPEED (`tran_speed_hz`, from sysfs `csd`), when known.
+pub fn max_clock_hz(mode: SpeedMode, tran_speed_hz: Option<u64>) -> Option<u64> {
+    mode.row().max_clock_hz.or(tran_speed_hz)
 }
 
 impl std::fmt::Display for SpeedMode {

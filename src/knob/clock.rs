@@ -9,7 +9,7 @@ use super::caps::HostCaps;
 use super::env::{unavailable, KnobEnv};
 use super::{shell_quote, Knob, Saved, Settings, Value};
 use crate::device::ios::Ios;
-use crate::device::speed_modes::SpeedMode;
+use crate::device::speed_modes::{max_clock_hz, SpeedMode};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 
@@ -37,6 +37,8 @@ pub struct ClockKnob {
     read_ios: Box<dyn Fn() -> Result<Ios> + Send>,
     original: Option<Found>,
     last: Option<Written>,
+    /// The card's CSD TRAN_SPEED: the clock of legacy.
+    tran_speed_hz: Option<u64>,
 }
 
 impl ClockKnob {
@@ -91,7 +93,14 @@ impl ClockKnob {
             read_ios,
             original: None,
             last: None,
+            tran_speed_hz: None,
         }
+    }
+
+    /// The card's CSD TRAN_SPEED, the most legacy is clocked at.
+    pub fn with_tran_speed(mut self, hz: Option<u64>) -> Self {
+        self.tran_speed_hz = hz;
+        self
     }
 
     fn ios(&self) -> Result<Ios> {
@@ -148,10 +157,11 @@ impl Knob for ClockKnob {
             .get("speed-mode")
             .and_then(|m| SpeedMode::parse(m.as_str()))
         {
-            Some(mode) => (
-                mode.row().max_clock_hz,
-                format!("speed-mode {mode} runs at"),
-            ),
+            Some(mode) => match max_clock_hz(mode, self.tran_speed_hz) {
+                Some(limit) => (limit, format!("speed-mode {mode} runs at")),
+                // Legacy on a card whose CSD could not be read: no ceiling known.
+                None => return Ok(()),
+            },
             None => {
                 let found = self.found()?;
                 (
@@ -296,11 +306,14 @@ pub(super) fn resolve(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
         ));
     }
     let paths = env.paths.clone();
-    Ok(Box::new(ClockKnob::new(
-        file,
-        HostCaps::new(&env.paths),
-        Box::new(move || crate::device::ios::read_ios(&paths)),
-    )))
+    Ok(Box::new(
+        ClockKnob::new(
+            file,
+            HostCaps::new(&env.paths),
+            Box::new(move || crate::device::ios::read_ios(&paths)),
+        )
+        .with_tran_speed(super::speed_mode::tran_speed_hz(env)),
+    ))
 }
 
 /// The clock in ios, when the knob is unavailable.

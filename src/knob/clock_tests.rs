@@ -139,3 +139,21 @@ fn a_config_without_a_clock_gets_the_one_the_init_chose() {
     std::fs::write(&file, "48000000\n").unwrap();
     assert_eq!(k.left_out().unwrap().unwrap(), "48000000");
 }
+
+#[test]
+fn a_clock_in_legacy_is_held_to_the_cards_tran_speed() {
+    let (_dir, k, _) = knob("mmc HS200", 200_000_000);
+    let legacy = settings(&[("clock", "50000000"), ("speed-mode", "legacy")]);
+    let v = k.normalize("50 MHz").unwrap();
+    k.check_together(&v, &legacy, false)
+        .expect("no TRAN_SPEED known: no ceiling");
+    let k = k.with_tran_speed(Some(25_000_000));
+    let err = k
+        .check_together(&v, &legacy, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("speed-mode legacy runs at 25000000 Hz"),
+        "{err}"
+    );
+}

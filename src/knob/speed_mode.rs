@@ -12,7 +12,7 @@ use crate::device::capabilities::{kernel_version, MMC_CAP_AGGRESSIVE_PM};
 use crate::device::ext_csd_table::{CARD_TYPE, STROBE_SUPPORT};
 use crate::device::ios::Ios;
 use crate::device::speed_modes::{
-    caps_for_mode, check_bus_width, kernel_can, Refusal, SpeedMode, IOS_HS400_ES,
+    caps_for_mode, check_bus_width, kernel_can, max_clock_hz, Refusal, SpeedMode, IOS_HS400_ES,
 };
 use anyhow::{bail, Context, Result};
 
@@ -37,6 +37,8 @@ pub struct SpeedModeKnob {
     /// Reads `ios` (card must be active).
     read_ios: Box<dyn Fn() -> Result<Ios> + Send>,
     original: Option<Found>,
+    /// The card's CSD TRAN_SPEED: the clock of legacy.
+    tran_speed_hz: Option<u64>,
 }
 
 /// The mode `ios` shows, in the plan's words, or its timing spec when it is none of them.
@@ -64,7 +66,14 @@ impl SpeedModeKnob {
             card_type,
             read_ios,
             original: None,
+            tran_speed_hz: None,
         }
+    }
+
+    /// The card's CSD TRAN_SPEED, the most legacy is clocked at.
+    pub fn with_tran_speed(mut self, hz: Option<u64>) -> Self {
+        self.tran_speed_hz = hz;
+        self
     }
 
     /// caps and caps2 the host came up with: the snapshot's, or as they read now.
@@ -262,7 +271,9 @@ impl Knob for SpeedModeKnob {
         if SpeedMode::from_ios_timing(&ios.timing) != Some(want) {
             bail!("speed-mode: {}", fallback_line(want, &ios));
         }
-        let max = want.row().max_clock_hz;
+        let Some(max) = max_clock_hz(want, self.tran_speed_hz) else {
+            return Ok(());
+        };
         if ios.clock_hz > max {
             bail!(
                 "speed-mode: ios shows {} at {} Hz, above the {} Hz the mode runs at: the clock \
@@ -363,11 +374,22 @@ pub(super) fn resolve(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
         return Err(unavailable("speed-mode", reasons.join("; ")));
     }
     let paths = env.paths.clone();
-    Ok(Box::new(SpeedModeKnob::new(
-        host,
-        card_type,
-        Box::new(move || crate::device::ios::read_ios(&paths)),
-    )))
+    Ok(Box::new(
+        SpeedModeKnob::new(
+            host,
+            card_type,
+            Box::new(move || crate::device::ios::read_ios(&paths)),
+        )
+        .with_tran_speed(tran_speed_hz(env)),
+    ))
+}
+
+/// The card's CSD TRAN_SPEED from sysfs `csd`, when it can be read.
+pub(super) fn tran_speed_hz(env: &KnobEnv) -> Option<u64> {
+    let csd = read_attribute(&env.paths.card_sysfs.join("csd")).ok()?;
+    crate::device::cid::decode_csd(&csd)
+        .ok()
+        .map(|c| c.tran_speed_hz)
 }
 
 /// Whether the card has STROBE_SUPPORT (HS400 is then HS400 with enhanced strobe on a

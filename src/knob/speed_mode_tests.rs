@@ -238,3 +238,20 @@ fn an_adopted_snapshot_wins_over_the_words_found_now() {
     let err = k.adopt("hs200 caps=0x40000343").unwrap_err().to_string();
     assert!(err.contains("no caps2="), "{err}");
 }
+
+/// Legacy runs at the CSD's TRAN_SPEED, whatever the card says there: QEMU's emulated
+/// eMMC says 100 MHz, and the core clocks legacy at 100 MHz on it.
+#[test]
+fn legacy_is_checked_against_the_cards_tran_speed() {
+    let (_dir, paths) = caps_tree(SIM_CAPS, SIM_CAPS2, "on\n");
+    let qemu = knob(&paths, 0x03, ios("legacy", 100_000_000, 8)).with_tran_speed(Some(100_000_000));
+    qemu.verify(&value(&qemu, "legacy")).unwrap();
+    let unknown = knob(&paths, 0x03, ios("legacy", 100_000_000, 8));
+    unknown.verify(&value(&unknown, "legacy")).unwrap();
+    let sim = knob(&paths, 0x03, ios("legacy", 100_000_000, 8)).with_tran_speed(Some(25_000_000));
+    let err = sim.verify(&value(&sim, "legacy")).unwrap_err().to_string();
+    assert!(
+        err.contains("above the 25000000 Hz the mode runs at"),
+        "{err}"
+    );
+}
