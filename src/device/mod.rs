@@ -10,6 +10,8 @@
 //! - [`info`]: [`DeviceInfo`], all of it in one typed value (`mmcab info --json`,
 //!   meta.json's `device`); [`info_read`]: reading it from the kernel; [`render`]: its
 //!   human form
+//! - [`info_speed`]: the speed modes card and host offer (CARD_TYPE, DRIVER_STRENGTH,
+//!   STROBE_SUPPORT, HS_TIMING; the host's caps/caps2 speed bits)
 //! - [`host_driver`]: the host's driver, its module and the module's parameters
 //! - [`sysfs`]: reading kernel attribute files
 //! - data commands through the ioctl: [`raw_access`] (may mmcab, and how: addressing,
@@ -28,6 +30,7 @@ pub mod ext_csd_table;
 pub mod host_driver;
 pub mod info;
 pub mod info_read;
+pub mod info_speed;
 pub mod ioctl;
 pub mod ios;
 pub mod mmc_io;
