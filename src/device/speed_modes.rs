@@ -279,6 +279,46 @@ pub const TABLE: [ModeRow; 5] = [
 /// `ios` names HS400 with enhanced strobe this way.
 pub const IOS_HS400_ES: &str = "mmc HS400 enhanced strobe";
 
+/// Every `timing spec:` `mmc_ios_show()` prints (drivers/mmc/core/debugfs.c, 6.12 and
+/// 7.2), the SD ones too.
+pub const IOS_TIMINGS: [&str; 12] = [
+    "legacy",
+    "mmc high-speed",
+    "sd high-speed",
+    "sd uhs SDR12",
+    "sd uhs SDR25",
+    "sd uhs SDR50",
+    "sd uhs SDR104",
+    "sd uhs DDR50",
+    "mmc DDR52",
+    "mmc HS200",
+    "mmc HS400",
+    IOS_HS400_ES,
+];
+
+/// Whether `ios` timing `found` is what a plan's `expect.timing` asks for: a mode's
+/// word (`hs200`) matches its timing (HS400 with enhanced strobe is `hs400`), anything
+/// else is compared as `ios` prints it.
+pub fn timing_matches(found: &str, want: &str) -> bool {
+    match SpeedMode::parse(want) {
+        Some(mode) => SpeedMode::from_ios_timing(found) == Some(mode),
+        None => found == want,
+    }
+}
+
+/// A plan's `expect.timing`, checked before any I/O: a mode's word or a timing `ios`
+/// prints, else why not.
+pub fn check_expected_timing(want: &str) -> Result<(), String> {
+    if SpeedMode::parse(want).is_some() || IOS_TIMINGS.contains(&want) {
+        return Ok(());
+    }
+    Err(format!(
+        "expect.timing = \"{want}\" is neither a speed mode (legacy, hs, ddr52, hs200, hs400) \
+         nor a timing debugfs ios prints (\"{}\")",
+        IOS_TIMINGS.join("\", \"")
+    ))
+}
+
 impl SpeedMode {
     pub const ALL: [SpeedMode; 5] = [
         SpeedMode::Legacy,

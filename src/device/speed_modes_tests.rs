@@ -279,3 +279,19 @@ fn words_and_ios_timings() {
     );
     assert_eq!(SpeedMode::from_ios_timing("sd uhs SDR104"), None);
 }
+
+#[test]
+fn expect_timing_takes_a_mode_or_an_ios_timing() {
+    assert!(timing_matches("mmc HS200", "hs200"));
+    assert!(timing_matches(IOS_HS400_ES, "hs400"));
+    assert!(!timing_matches("mmc high-speed", "hs200"));
+    assert!(timing_matches("mmc high-speed", "mmc high-speed"));
+    assert!(!timing_matches("mmc high-speed", "mmc HS200"));
+    assert!(check_expected_timing("HS200").is_ok());
+    assert!(check_expected_timing("sd uhs SDR104").is_ok());
+    let err = check_expected_timing("mmc HS-200").unwrap_err();
+    assert!(
+        err.starts_with("expect.timing = \"mmc HS-200\" is neither a speed mode"),
+        "{err}"
+    );
+}
