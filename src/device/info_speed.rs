@@ -12,6 +12,10 @@ use super::ext_csd::{DecodedValue, ExtCsd};
 use super::ext_csd_table::{
     hs_timing_interface, CARD_TYPE, DRIVER_STRENGTH, HS_TIMING, STROBE_SUPPORT,
 };
+use super::speed_modes::{
+    MMC_CAP2_HS200_1_2V_SDR, MMC_CAP2_HS200_1_8V_SDR, MMC_CAP2_HS400_1_2V, MMC_CAP2_HS400_1_8V,
+    MMC_CAP2_HS400_ES, MMC_CAP_1_2V_DDR, MMC_CAP_1_8V_DDR, MMC_CAP_3_3V_DDR, MMC_CAP_MMC_HIGHSPEED,
+};
 use serde::{Deserialize, Serialize};
 
 /// Which debugfs file of the host a bit is in.
@@ -34,39 +38,70 @@ pub struct HostSpeedBit {
     pub offers: &'static str,
 }
 
-const fn bit(name: &'static str, file: CapsFile, shift: u32, offers: &'static str) -> HostSpeedBit {
+const fn bit(name: &'static str, file: CapsFile, mask: u32, offers: &'static str) -> HostSpeedBit {
     HostSpeedBit {
         name,
         file,
-        mask: 1 << shift,
+        mask,
         offers,
     }
 }
 
-/// The host's speed bits, in the order of include/linux/mmc/host.h.
+/// The host's speed bits, in the order of include/linux/mmc/host.h (values: the
+/// constants of [`super::speed_modes`]).
 pub const HOST_SPEED_BITS: &[HostSpeedBit] = &[
-    bit("MMC_CAP_MMC_HIGHSPEED", CapsFile::Caps, 1, "HS26 and HS52"),
-    bit("MMC_CAP_3_3V_DDR", CapsFile::Caps, 11, "DDR52 at 3.3 V"),
-    bit("MMC_CAP_1_8V_DDR", CapsFile::Caps, 12, "DDR52 at 1.8 V"),
-    bit("MMC_CAP_1_2V_DDR", CapsFile::Caps, 13, "DDR52 at 1.2 V"),
+    bit(
+        "MMC_CAP_MMC_HIGHSPEED",
+        CapsFile::Caps,
+        MMC_CAP_MMC_HIGHSPEED,
+        "HS26 and HS52",
+    ),
+    bit(
+        "MMC_CAP_3_3V_DDR",
+        CapsFile::Caps,
+        MMC_CAP_3_3V_DDR,
+        "DDR52 at 3.3 V",
+    ),
+    bit(
+        "MMC_CAP_1_8V_DDR",
+        CapsFile::Caps,
+        MMC_CAP_1_8V_DDR,
+        "DDR52 at 1.8 V",
+    ),
+    bit(
+        "MMC_CAP_1_2V_DDR",
+        CapsFile::Caps,
+        MMC_CAP_1_2V_DDR,
+        "DDR52 at 1.2 V",
+    ),
     bit(
         "MMC_CAP2_HS200_1_8V_SDR",
         CapsFile::Caps2,
-        5,
+        MMC_CAP2_HS200_1_8V_SDR,
         "HS200 at 1.8 V",
     ),
     bit(
         "MMC_CAP2_HS200_1_2V_SDR",
         CapsFile::Caps2,
-        6,
+        MMC_CAP2_HS200_1_2V_SDR,
         "HS200 at 1.2 V",
     ),
-    bit("MMC_CAP2_HS400_1_8V", CapsFile::Caps2, 15, "HS400 at 1.8 V"),
-    bit("MMC_CAP2_HS400_1_2V", CapsFile::Caps2, 16, "HS400 at 1.2 V"),
+    bit(
+        "MMC_CAP2_HS400_1_8V",
+        CapsFile::Caps2,
+        MMC_CAP2_HS400_1_8V,
+        "HS400 at 1.8 V",
+    ),
+    bit(
+        "MMC_CAP2_HS400_1_2V",
+        CapsFile::Caps2,
+        MMC_CAP2_HS400_1_2V,
+        "HS400 at 1.2 V",
+    ),
     bit(
         "MMC_CAP2_HS400_ES",
         CapsFile::Caps2,
-        20,
+        MMC_CAP2_HS400_ES,
         "HS400 with enhanced strobe",
     ),
 ];

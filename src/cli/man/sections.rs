@@ -234,11 +234,23 @@ pub const KNOBS: Page = Page {
          speed bits of debugfs `caps`/`caps2` and the same re-init (Linux 6.7 or later); \
          clock through debugfs `clock`. Plans name the knobs \
          in their `[[config]]` tables (`mmcab-run`(1)).",
+        "Then, for an eMMC, the speed modes (legacy, hs, ddr52, hs200, hs400), one line each \
+         under a header with the kernel, what `ios` says the bus runs at, the host's `caps` \
+         and `caps2` and the card's CARD_TYPE: `offered` (the card's CARD_TYPE has the mode, \
+         the host's caps have its bits as they are now, and the host's bus is wide enough: \
+         the core can run it) and `switch` (`now`: the bus runs it; `yes`: the speed-mode \
+         knob switches to it at run time; `--force`: only with --force, the host came up \
+         without its bits; `no`: not at run time here), and why not: the card's CARD_TYPE \
+         lacks it, the host came up without its bits, this kernel (before 6.7) does not let \
+         debugfs write the speed bits, HS400 needs an 8-bit bus. A note says when HS400 is \
+         HS400 with enhanced strobe, or cannot be: MMC_CAP2_HS400_ES is never writable \
+         through debugfs.",
     ],
     json: &[
         ("schema", "1."),
         ("device", "DEVICE as given."),
         ("knobs", "`[{name, available, value, values, reason}]`, in the order of the table."),
+        ("speed_modes", "eMMC: `{kernel, inputs: {caps, caps2, card_type, strobe_support, host_bus_width}, now: {timing, mode, clock_hz, bus_width}, modes: [{mode, offered, switch, reason}], notes}`; `switch` is `now`, `yes`, `force` or `no`. Null when the modes cannot be told, and `speed_modes_error` says why (a card that is not an eMMC, an unreadable EXT_CSD, caps or ios)."),
     ],
     exit_status: &[OK, ERROR, USAGE],
     environment: &[],
