@@ -82,7 +82,7 @@ mod tests {
             clock_hz: 200_000_000,
             bus_width: 8,
         };
-        let o = offer(&inputs, now, "6.12.95+deb12-armmp");
+        let o = offer(&inputs, now, "6.12.95+deb12-armmp", None);
         let text = modes_table(Ok(&o));
         let want = "\nspeed modes (Linux 6.12.95+deb12-armmp; now mmc HS200, 200 MHz, 8 bits; \
                     host caps 0x40000343 caps2 0x00280020, 8-bit; card CARD_TYPE 0x17)\n\
@@ -117,6 +117,7 @@ mod docs_example {
     fn docs_show_the_simulated_cards_modes() {
         let dir = tempfile::tempdir().unwrap();
         let paths = Capture::load("cap-sim-hs200-linux6.txt").paths_in_tree(dir.path());
+        std::fs::write(paths.card_sysfs.join("power/control"), "on\n").unwrap();
         let offer = crate::device::speed_offer::read_offer(&paths, "6.12.95+deb12-armmp");
         let text = modes_table(offer.as_ref().map_err(String::as_str));
         let docs = std::fs::read_to_string(

@@ -29,7 +29,7 @@ fn parse_hex_u32(s: &str) -> Option<u32> {
 }
 
 /// Whether this process may write debugfs `caps` (None: no such file).
-fn caps_writable(path: &Path) -> Option<Result<(), String>> {
+pub(super) fn caps_writable(path: &Path) -> Option<Result<(), String>> {
     if !path.exists() {
         return None;
     }

@@ -153,3 +153,66 @@ fn simulated_card_booted_hs200_offers_and_runs_hs200() {
         assert_eq!(ios.bus_width_bits, 8);
     }
 }
+
+/// The simulated card with every mode offered (testbed/run --card
+/// sim,card_ddr52=1,card_hs200=1,card_hs400=1,host_ddr=1,host_hs200=1,host_hs400=1, 8
+/// bits): HS400 on 6.12; the same with strobe_support=1,host_hs400es=1: HS400 with
+/// enhanced strobe on 7.2; DDR52 only (card_ddr52=1,host_ddr=1) on 7.2.
+#[test]
+fn simulated_card_in_ddr52_hs400_and_hs400es() {
+    for (which, card_type, strobe, hs_timing, caps, caps2, ios_timing, clock) in [
+        (
+            "cap-sim-hs400-linux6.txt",
+            "HS_26 HS_52 DDR_52_1.8V_3V HS200_1.8V HS400_1.8V",
+            false,
+            (3, "HS400"),
+            vec!["MMC_CAP_MMC_HIGHSPEED", "MMC_CAP_1_8V_DDR"],
+            vec!["MMC_CAP2_HS200_1_8V_SDR", "MMC_CAP2_HS400_1_8V"],
+            "mmc HS400",
+            200_000_000,
+        ),
+        (
+            "cap-sim-hs400es-linux7.txt",
+            "HS_26 HS_52 DDR_52_1.8V_3V HS200_1.8V HS400_1.8V",
+            true,
+            (3, "HS400"),
+            vec!["MMC_CAP_MMC_HIGHSPEED", "MMC_CAP_1_8V_DDR"],
+            vec![
+                "MMC_CAP2_HS200_1_8V_SDR",
+                "MMC_CAP2_HS400_1_8V",
+                "MMC_CAP2_HS400_ES",
+            ],
+            "mmc HS400 enhanced strobe",
+            200_000_000,
+        ),
+        (
+            "cap-sim-ddr52-linux7.txt",
+            "HS_26 HS_52 DDR_52_1.8V_3V",
+            false,
+            (1, "high speed"),
+            vec!["MMC_CAP_MMC_HIGHSPEED", "MMC_CAP_1_8V_DDR"],
+            vec![],
+            "mmc DDR52",
+            52_000_000,
+        ),
+    ] {
+        let (x, c, c2) = capture(which);
+        let s = SpeedModes::new("MMC", Some(&x), Some(c), Some(c2)).unwrap();
+        let card = s.card.as_ref().unwrap();
+        assert_eq!(card.card_type.to_string(), card_type, "{which}");
+        assert_eq!(card.strobe_support, DecodedValue::Bool(strobe), "{which}");
+        assert_eq!(
+            (card.hs_timing.raw & 0xf, card.hs_timing.timing.as_str()),
+            hs_timing,
+            "{which}"
+        );
+        assert_eq!(s.host.caps.unwrap(), caps, "{which}");
+        assert_eq!(s.host.caps2.unwrap(), caps2, "{which}");
+        let ios = crate::device::Ios::parse(Capture::load(which).get("ios").unwrap()).unwrap();
+        assert_eq!(
+            (ios.timing.as_str(), ios.clock_hz),
+            (ios_timing, clock),
+            "{which}"
+        );
+    }
+}

@@ -105,12 +105,24 @@ fn host_bus_width(caps: u32) -> u32 {
     }
 }
 
-/// Every mode's line from the inputs, what `ios` says now and the kernel release.
-pub fn offer(inputs: &ModeInputs, now: NowIos, kernel: &str) -> SpeedOffer {
+/// Every mode's line from the inputs, what `ios` says now and the kernel release;
+/// `blocker`: why the `speed-mode` knob cannot switch anything on this device (no
+/// runtime PM, debugfs `caps` not writable), which makes every switch `no`.
+pub fn offer(inputs: &ModeInputs, now: NowIos, kernel: &str, blocker: Option<&str>) -> SpeedOffer {
     let current = SpeedMode::from_ios_timing(&now.timing);
     let modes = verdicts(inputs, current, kernel_version(kernel))
         .into_iter()
-        .map(|(mode, verdict)| mode_offer(mode, verdict, inputs))
+        .map(|(mode, verdict)| {
+            let mut m = mode_offer(mode, verdict, inputs);
+            if let (Some(why), Switch::Yes | Switch::Force) = (blocker, m.switch) {
+                m.switch = Switch::No;
+                m.reason = match m.reason.is_empty() {
+                    true => why.to_string(),
+                    false => format!("{why}; {}", m.reason),
+                };
+            }
+            m
+        })
         .collect();
     SpeedOffer {
         kernel: kernel.to_string(),
@@ -244,7 +256,24 @@ pub fn read_offer(paths: &MmcPaths, kernel: &str) -> Result<SpeedOffer, String> 
         clock_hz: ios.clock_hz,
         bus_width: ios.bus_width_bits,
     };
-    Ok(offer(&inputs, now, kernel))
+    Ok(offer(&inputs, now, kernel, blocker(paths).as_deref()))
+}
+
+/// Why nothing can be switched here whatever the mode: the card's runtime PM (the
+/// re-initialisation) or a debugfs `caps` this process cannot write.
+fn blocker(paths: &MmcPaths) -> Option<String> {
+    let control = paths.card_sysfs.join("power/control");
+    if !control.exists() {
+        return Some(format!(
+            "{} does not exist: the card has no runtime PM, so it cannot be re-initialised in \
+             another mode",
+            control.display()
+        ));
+    }
+    match super::info_read::caps_writable(&paths.host_debugfs.join("caps")) {
+        Some(Err(why)) => Some(format!("debugfs caps not writable: {why}")),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

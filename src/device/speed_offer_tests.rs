@@ -20,6 +20,8 @@ impl Tree {
     fn of(capture: &str) -> Tree {
         let dir = tempfile::tempdir().unwrap();
         let paths = Capture::load(capture).paths_in_tree(dir.path());
+        // What the capture leaves out but every such kernel has: the card's runtime PM.
+        std::fs::write(paths.card_sysfs.join("power/control"), "on\n").unwrap();
         Tree { _dir: dir, paths }
     }
 
@@ -239,6 +241,26 @@ fn hs400_now_and_enhanced_strobe() {
     );
 }
 
+/// Without runtime PM nothing can be re-initialised: every switch is `no`, with why.
+#[test]
+fn a_card_without_runtime_pm_switches_nothing() {
+    let tree = Tree::of("cap-sim-hs200-linux6.txt");
+    std::fs::remove_file(tree.paths.card_sysfs.join("power/control")).unwrap();
+    let o = tree.offer(LINUX_6_12);
+    assert_eq!(
+        modes(&o),
+        [
+            ("legacy", true, Switch::No),
+            ("hs", true, Switch::No),
+            ("ddr52", false, Switch::No),
+            ("hs200", true, Switch::Now),
+            ("hs400", false, Switch::No),
+        ]
+    );
+    let (_, _, why) = line(&o, "hs");
+    assert!(why.ends_with("power/control does not exist: the card has no runtime PM, so it cannot be re-initialised in another mode"), "{why}");
+}
+
 #[test]
 fn other_cards_and_unreadable_files_say_why() {
     let tree = Tree::of("cap-sim-hs200-linux6.txt");
@@ -254,4 +276,42 @@ fn other_cards_and_unreadable_files_say_why() {
         err.starts_with("a card of type SD has no eMMC speed modes"),
         "{err}"
     );
+}
+
+/// The simulated card's captures in HS400 (6.12), HS400 with enhanced strobe and DDR52
+/// (7.2): every mode the card and host offer is switchable, the running one is `now`.
+#[test]
+fn simulated_card_in_hs400_hs400es_and_ddr52() {
+    let o = Tree::of("cap-sim-hs400-linux6.txt").offer(LINUX_6_12);
+    assert_eq!(
+        modes(&o),
+        [
+            ("legacy", true, Switch::Yes),
+            ("hs", true, Switch::Yes),
+            ("ddr52", true, Switch::Yes),
+            ("hs200", true, Switch::Yes),
+            ("hs400", true, Switch::Now),
+        ]
+    );
+    assert!(o.notes.is_empty(), "{:?}", o.notes);
+    let o = Tree::of("cap-sim-hs400es-linux7.txt").offer(LINUX_7);
+    assert_eq!(line(&o, "hs400").1, Switch::Now);
+    assert_eq!(o.now.timing, "mmc HS400 enhanced strobe");
+    assert!(
+        o.notes[0].starts_with("hs400 runs with enhanced strobe"),
+        "{:?}",
+        o.notes
+    );
+    let o = Tree::of("cap-sim-ddr52-linux7.txt").offer(LINUX_7);
+    assert_eq!(
+        modes(&o),
+        [
+            ("legacy", true, Switch::Yes),
+            ("hs", true, Switch::Yes),
+            ("ddr52", true, Switch::Now),
+            ("hs200", false, Switch::No),
+            ("hs400", false, Switch::No),
+        ]
+    );
+    assert_eq!((o.now.clock_hz, o.now.bus_width), (52_000_000, 8));
 }

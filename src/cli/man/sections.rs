@@ -242,7 +242,8 @@ pub const KNOBS: Page = Page {
          knob switches to it at run time; `--force`: only with --force, the host came up \
          without its bits; `no`: not at run time here), and why not: the card's CARD_TYPE \
          lacks it, the host came up without its bits, this kernel (before 6.7) does not let \
-         debugfs write the speed bits, HS400 needs an 8-bit bus. A note says when HS400 is \
+         debugfs write the speed bits, HS400 needs an 8-bit bus, the card has no runtime PM \
+         or debugfs `caps` is not writable. A note says when HS400 is \
          HS400 with enhanced strobe, or cannot be: MMC_CAP2_HS400_ES is never writable \
          through debugfs.",
     ],
