@@ -20,6 +20,15 @@ struct Found {
     timing: String,
 }
 
+/// mmcab's last write of the clock: in which timing, the clock written, and the one
+/// there before it (what that timing's init had chosen).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Written {
+    timing: String,
+    clock_hz: u64,
+    before_hz: u64,
+}
+
 /// The built-in `clock` knob.
 pub struct ClockKnob {
     /// The host's debugfs `clock`.
@@ -27,6 +36,18 @@ pub struct ClockKnob {
     host: HostCaps,
     read_ios: Box<dyn Fn() -> Result<Ios> + Send>,
     original: Option<Found>,
+    last: Option<Written>,
+}
+
+impl ClockKnob {
+    /// The clock before mmcab's last write, when that write is still in effect (same
+    /// timing, same clock: no re-initialisation since).
+    fn ours_before(&self, ios: &Ios) -> Option<u64> {
+        self.last
+            .as_ref()
+            .filter(|w| w.timing == ios.timing && w.clock_hz == ios.clock_hz)
+            .map(|w| w.before_hz)
+    }
 }
 
 /// Hz from a plan's words: `26000000`, `26 MHz`, `26MHz`, `400 kHz`, `52M`.
@@ -69,6 +90,7 @@ impl ClockKnob {
             host,
             read_ios,
             original: None,
+            last: None,
         }
     }
 
@@ -187,10 +209,28 @@ impl Knob for ClockKnob {
         Ok(())
     }
 
+    /// A config without a clock runs at the one the card's init chose for its mode: the
+    /// clock now, unless mmcab's own write is still in effect, then the one before it.
+    /// (The clock found at the start belongs to the mode found then: in another mode it
+    /// could overclock the card.)
+    fn left_out(&self) -> Result<Option<Value>> {
+        let ios = self.ios()?;
+        let hz = self.ours_before(&ios).unwrap_or(ios.clock_hz);
+        Ok(Some(Value::canonical(hz.to_string())))
+    }
+
     fn apply(&mut self, value: &Value) -> Result<()> {
         let hz: u64 = value.as_str().parse()?;
+        let ios = self.ios()?;
+        let before_hz = self.ours_before(&ios).unwrap_or(ios.clock_hz);
         self.write(hz)
-            .with_context(|| format!("clock {hz}: writing {}", self.file.display()))
+            .with_context(|| format!("clock {hz}: writing {}", self.file.display()))?;
+        self.last = Some(Written {
+            timing: ios.timing,
+            clock_hz: hz,
+            before_hz,
+        });
+        Ok(())
     }
 
     fn verify(&self, value: &Value) -> Result<()> {
@@ -226,6 +266,7 @@ impl Knob for ClockKnob {
         if ios.clock_hz != found.clock_hz {
             self.write(found.clock_hz)?;
         }
+        self.last = None;
         self.verify(&Value::canonical(found.clock_hz.to_string()))
     }
 

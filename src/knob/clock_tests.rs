@@ -110,3 +110,32 @@ fn the_clock_is_not_put_back_in_another_timing() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), "26000000");
 }
+
+/// A config without a clock: the clock the mode's init chose, not the one mmcab found
+/// at the start (which belongs to the mode found then).
+#[test]
+fn a_config_without_a_clock_gets_the_one_the_init_chose() {
+    let (_dir, mut k, file) = knob("mmc high-speed", 52_000_000);
+    k.adopt("200000000 timing=mmc_HS200").unwrap();
+    k.snapshot().unwrap();
+    assert_eq!(
+        k.left_out().unwrap().unwrap(),
+        "52000000",
+        "nothing written yet"
+    );
+    k.apply(&k.normalize("26 MHz").unwrap()).unwrap();
+    assert_eq!(
+        k.left_out().unwrap().unwrap(),
+        "52000000",
+        "what was there before"
+    );
+    k.apply(&k.normalize("13 MHz").unwrap()).unwrap();
+    assert_eq!(
+        k.left_out().unwrap().unwrap(),
+        "52000000",
+        "before the first write"
+    );
+    // A re-initialisation set the mode's clock: that is the one.
+    std::fs::write(&file, "48000000\n").unwrap();
+    assert_eq!(k.left_out().unwrap().unwrap(), "48000000");
+}

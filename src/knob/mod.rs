@@ -80,6 +80,12 @@ pub trait Knob: Send {
     /// nothing.
     fn adopt(&mut self, saved: &str) -> Result<()>;
 
+    /// What a config that does not set the knob wants of it: its snapshot, for most
+    /// knobs; the clock wants what the card's init chose, in the mode it is in now.
+    fn left_out(&self) -> Result<Option<Value>> {
+        Ok(self.original())
+    }
+
     /// Set a value.
     fn apply(&mut self, value: &Value) -> Result<()>;
 

@@ -126,7 +126,7 @@ pub fn put_in_place(
         let name = KnobName::new(knob.name());
         let want = match wanted.get(name.as_str()) {
             Some(v) => v.clone(),
-            None => match knob.original() {
+            None => match knob.left_out()? {
                 Some(v) => v,
                 None => continue,
             },

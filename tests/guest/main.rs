@@ -15,6 +15,7 @@ mod emmcsim_cqe;
 mod emmcsim_faults;
 mod emmcsim_geometry;
 mod emmcsim_model;
+mod emmcsim_speed;
 mod faults;
 mod fidelity;
 mod guest_evidence;
