@@ -1,5 +1,6 @@
 //! `mmcab knobs DEVICE [--json]`: each built-in knob, its current value, whether it can
-//! be switched here, and why not.
+//! be switched here, and why not; then per eMMC speed mode whether card and host offer
+//! it and whether it can be switched to here ([`super::knobs_modes`]).
 
 use super::output::Output;
 use crate::exit::Kind;
@@ -22,14 +23,22 @@ pub struct KnobsArgs {
 pub fn execute(args: &KnobsArgs, out: &Output) -> Result<Kind> {
     let statuses = crate::knob::builtin::statuses(&args.device)
         .with_context(|| format!("mmcab knobs {}: finding the MMC card", args.device))?;
+    let paths = crate::device::discover(&args.device)
+        .with_context(|| format!("mmcab knobs {}: finding the MMC card", args.device))?;
+    let kernel = crate::device::capabilities::kernel_release();
+    let modes = crate::device::speed_offer::read_offer(&paths, &kernel);
     if args.json {
         out.json(&serde_json::json!({
             "schema": KNOBS_JSON_SCHEMA,
             "device": args.device,
             "knobs": statuses,
+            "speed_modes": modes.as_ref().ok(),
+            "speed_modes_error": modes.as_ref().err(),
         }))?;
     } else {
-        out.print(&knobs_table(&statuses))?;
+        let text = knobs_table(&statuses)
+            + &super::knobs_modes::modes_table(modes.as_ref().map_err(String::as_str));
+        out.print(&text)?;
     }
     Ok(Kind::Success)
 }

@@ -16,6 +16,7 @@ mod export;
 mod gates;
 mod info;
 mod knobs;
+mod knobs_modes;
 mod man;
 pub mod output;
 mod probe;

@@ -312,15 +312,32 @@ fn partition_config(v: u64) -> DecodedValue {
     DecodedValue::Text(format!("access {access}, boot from {boot}, {ack}"))
 }
 
+/// HS_TIMING's low nibble, the timing interface the card is set to (JESD84-B51 7.4.65;
+/// EXT_CSD_TIMING_BC, _HS, _HS200, _HS400 in include/linux/mmc/mmc.h).
+pub const HS_TIMING_INTERFACES: &[(u64, &str)] = &[
+    (0, "backwards compatible"),
+    (1, "high speed"),
+    (2, "HS200"),
+    (3, "HS400"),
+];
+
+/// The timing interface of HS_TIMING's low nibble: its name, or `reserved (n)`.
+pub fn hs_timing_interface(v: u64) -> String {
+    let n = v & 0xf;
+    match HS_TIMING_INTERFACES.iter().find(|(k, _)| *k == n) {
+        Some((_, name)) => (*name).to_string(),
+        None => format!("reserved ({n})"),
+    }
+}
+
+/// HS_TIMING: the timing interface (low nibble) and the driver strength the host
+/// selected (high nibble, JESD84-B51 7.4.65).
 fn hs_timing(v: u64) -> DecodedValue {
-    let timing = match v & 0xf {
-        0 => "backwards compatible".to_string(),
-        1 => "high speed".to_string(),
-        2 => "HS200".to_string(),
-        3 => "HS400".to_string(),
-        n => format!("reserved ({n})"),
-    };
-    DecodedValue::Text(format!("{timing}, driver strength type {}", v >> 4))
+    DecodedValue::Text(format!(
+        "{}, driver strength type {}",
+        hs_timing_interface(v),
+        v >> 4
+    ))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::capabilities::Capabilities;
 use super::cid::Csd;
 use super::ext_csd::{DecodedValue, ExtCsd, ExtCsdSource};
 use super::ext_csd_table::FIELDS;
+use super::info_speed::SpeedModes;
 use super::ios::Ios;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,6 +54,10 @@ pub struct DeviceInfo {
     pub paths: InfoPaths,
     /// [`INFO_SCHEMA`].
     pub schema: u32,
+    /// What the card offers and is set to, and the host's speed bits (eMMC only; absent
+    /// for other cards and in meta.json of older mmcab versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_modes: Option<SpeedModes>,
     /// [`DeviceInfo::summary_line`], e.g. "QEMU!! (manfid 0x0000aa) 256 MiB eMMC, 8-bit
     /// 52 MHz mmc high-speed".
     pub summary: String,
@@ -342,7 +347,7 @@ fn human_bytes(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
-fn human_hz(hz: u64) -> String {
+pub(super) fn human_hz(hz: u64) -> String {
     if hz >= 1_000_000 {
         let mhz = hz as f64 / 1e6;
         if hz % 1_000_000 == 0 {

@@ -8,6 +8,7 @@ use super::host_driver::read_host_driver;
 use super::info::{
     DeviceInfo, ExtCsdInfo, HostCapsText, Identity, InfoPaths, IosInfo, INFO_SCHEMA,
 };
+use super::info_speed::SpeedModes;
 use super::ios::read_ios;
 use super::paths::MmcPaths;
 use super::sysfs::{read_attrs, read_trimmed};
@@ -28,7 +29,7 @@ fn parse_hex_u32(s: &str) -> Option<u32> {
 }
 
 /// Whether this process may write debugfs `caps` (None: no such file).
-fn caps_writable(path: &Path) -> Option<Result<(), String>> {
+pub(super) fn caps_writable(path: &Path) -> Option<Result<(), String>> {
     if !path.exists() {
         return None;
     }
@@ -144,12 +145,16 @@ impl DeviceInfo {
             caps: read_trimmed(&caps_file).ok(),
             caps2: read_trimmed(paths.host_debugfs.join("caps2")).ok(),
         };
+        let caps = host_caps.caps.as_deref().and_then(parse_hex_u32);
+        let caps2 = host_caps.caps2.as_deref().and_then(parse_hex_u32);
+        let x = ext_csd.as_ref().map(|(x, _)| x);
+        let speed_modes = SpeedModes::new(&card_type, x, caps, caps2);
         let capabilities = capabilities(&Evidence {
             card_type: &card_type,
-            ext_csd: ext_csd.as_ref().map(|(x, _)| x),
+            ext_csd: x,
             ios: ios.as_ref(),
-            host_caps: host_caps.caps.as_deref().and_then(parse_hex_u32),
-            host_caps2: host_caps.caps2.as_deref().and_then(parse_hex_u32),
+            host_caps: caps,
+            host_caps2: caps2,
             caps_writable: caps_writable(&caps_file),
             kernel_release: &kernel_release,
             cmdq_en: sysfs.get("cmdq_en").map(|v| v == "1"),
@@ -182,6 +187,7 @@ impl DeviceInfo {
                 host_debugfs: paths.host_debugfs.clone(),
             },
             schema: INFO_SCHEMA,
+            speed_modes,
             summary: String::new(),
             sysfs,
             card_type,

@@ -16,8 +16,21 @@ fn guest_info(which: &str) -> (DeviceInfo, String) {
     (info, text)
 }
 
+/// `info --json` without the `speed_modes` it has shown since 0.1.0 (a deliberate
+/// addition, tests/fixtures/results-v0.1-emmc.README.md), which is checked to be there:
+/// the rest is compared with 0.1.0's output. Keys are sorted in both, so the JSON value
+/// prints as the struct does.
+fn without_speed_modes(text: &str) -> String {
+    let mut info: serde_json::Value = serde_json::from_str(text).unwrap();
+    let speed = info.as_object_mut().unwrap().remove("speed_modes");
+    let speed = speed.expect("info --json of an eMMC has speed_modes");
+    assert!(speed["host"]["caps"].is_array(), "{speed}");
+    serde_json::to_string_pretty(&info).unwrap() + "\n"
+}
+
 /// What 0.1.0's `info_json` built from a capture tree (tree path as `@ROOT@`), and the
-/// same from today's [`DeviceInfo::read_with_kernel`] with the kernel release 0.1.0 saw.
+/// same from today's [`DeviceInfo::read_with_kernel`] with the kernel release 0.1.0 saw
+/// (but for the speed modes added since).
 #[test]
 fn json_from_capture_trees_is_byte_identical_to_v0_1() {
     for which in ["linux7-bus8", "linux6-bus4"] {
@@ -29,7 +42,8 @@ fn json_from_capture_trees_is_byte_identical_to_v0_1() {
         let dir = tempfile::tempdir().unwrap();
         let paths = Capture::load(&format!("cap-{which}.txt")).paths_in_tree(dir.path());
         let info = DeviceInfo::read_with_kernel(&paths, release).unwrap();
-        let got = printed(&info).replace(dir.path().to_str().unwrap(), "@ROOT@");
+        let got =
+            without_speed_modes(&printed(&info)).replace(dir.path().to_str().unwrap(), "@ROOT@");
         assert!(
             got == want,
             "{which}: info --json differs from 0.1.0's\n--- 0.1.0\n{want}\n--- now\n{got}"
@@ -177,4 +191,65 @@ fn host_driver_from_capture_tree_goes_into_json_and_text() {
         text.contains("\n  host driver simhost (module simhost 1.0, 2 parameters)\n"),
         "{text}"
     );
+}
+
+/// The speed modes of the 6.12 capture, in JSON and text: the card's CARD_TYPE and
+/// HS_TIMING, the eMMC 5.x fields it does not define, the host's one speed bit, and
+/// what `ios` says the bus runs at.
+#[test]
+fn speed_modes_from_capture_tree_in_json_and_text() {
+    let cap = Capture::load("cap-linux6-bus4.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let info = DeviceInfo::read(&cap.paths_in_tree(dir.path())).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&printed(&info)).unwrap();
+    let speed = &json["speed_modes"];
+    assert_eq!(
+        speed["card"]["card_type"],
+        serde_json::json!(["HS_26", "HS_52"])
+    );
+    assert_eq!(speed["card"]["card_type_raw"], 3);
+    assert!(speed["card"]["driver_strength"].is_null(), "{speed}");
+    assert!(speed["card"]["strobe_support"].is_null(), "{speed}");
+    assert_eq!(
+        speed["card"]["hs_timing"],
+        serde_json::json!({"driver_strength": 0, "raw": 1, "timing": "high speed"})
+    );
+    assert_eq!(
+        speed["host"]["caps"],
+        serde_json::json!(["MMC_CAP_MMC_HIGHSPEED"])
+    );
+    assert_eq!(speed["host"]["caps2"], serde_json::json!([]));
+    let back: DeviceInfo = serde_json::from_value(json).unwrap();
+    assert_eq!(back, info);
+    let text = crate::device::render::human(&info);
+    let want = "\nSpeed modes\n\
+        \x20 card offers     HS_26 HS_52 (CARD_TYPE 0x03)\n\
+        \x20 driver strength not defined at this EXT_CSD_REV (DRIVER_STRENGTH 0x00)\n\
+        \x20 enhanced strobe not defined at this EXT_CSD_REV (STROBE_SUPPORT 0x00)\n\
+        \x20 card timing     high speed, driver strength type 0 (HS_TIMING 0x01)\n\
+        \x20 host caps       MMC_CAP_MMC_HIGHSPEED\n\
+        \x20 host caps2      no speed bits\n\
+        \x20 now             mmc high-speed, 52 MHz, 4 bits (debugfs ios)\n\
+        \nEXT_CSD (rev 3";
+    assert!(text.contains(want), "{text}");
+}
+
+/// The simulated card booted `hs200=1` (its 6.12 capture): the "Speed modes" part as
+/// docs/board.md shows it.
+#[test]
+fn speed_modes_text_of_the_simulated_card_is_the_one_docs_show() {
+    let cap = Capture::load("cap-sim-hs200-linux6.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let info = DeviceInfo::read(&cap.paths_in_tree(dir.path())).unwrap();
+    let text = crate::device::render::human(&info);
+    let start = text.find("Speed modes\n").expect("a Speed modes part");
+    let end = start + text[start..].find("\n\n").unwrap() + 1;
+    let part = &text[start..end];
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/board.md"),
+    )
+    .unwrap();
+    let shown: String = part.lines().map(|l| format!("  {l}\n")).collect();
+    assert!(docs.contains(&shown), "docs/board.md lacks\n{shown}");
+    assert!(part.contains("HS200_1.8V (CARD_TYPE 0x13)"), "{part}");
 }

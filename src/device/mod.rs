@@ -10,6 +10,10 @@
 //! - [`info`]: [`DeviceInfo`], all of it in one typed value (`mmcab info --json`,
 //!   meta.json's `device`); [`info_read`]: reading it from the kernel; [`render`]: its
 //!   human form
+//! - [`info_speed`]: the speed modes card and host offer (CARD_TYPE, DRIVER_STRENGTH,
+//!   STROBE_SUPPORT, HS_TIMING; the host's caps/caps2 speed bits)
+//! - [`speed_offer`]: which speed modes this kernel, host and card offer, and why not
+//!   (`mmcab knobs`), from [`speed_modes`]' verdicts
 //! - [`host_driver`]: the host's driver, its module and the module's parameters
 //! - [`sysfs`]: reading kernel attribute files
 //! - data commands through the ioctl: [`raw_access`] (may mmcab, and how: addressing,
@@ -28,6 +32,7 @@ pub mod ext_csd_table;
 pub mod host_driver;
 pub mod info;
 pub mod info_read;
+pub mod info_speed;
 pub mod ioctl;
 pub mod ios;
 pub mod mmc_io;
@@ -36,6 +41,7 @@ pub mod paths;
 pub mod raw_access;
 pub mod render;
 pub mod speed_modes;
+pub mod speed_offer;
 pub mod sysfs;
 pub mod transfer;
 

@@ -3,7 +3,8 @@
 
 use super::ext_csd::DecodedValue;
 use super::ext_csd_table::FIELDS;
-use super::info::{DeviceInfo, ExtCsdInfo, Identity, IosInfo};
+use super::info::{human_hz, DeviceInfo, ExtCsdInfo, Identity, IosInfo};
+use super::info_speed::SpeedModes;
 use std::fmt::Display;
 use std::fmt::Write;
 
@@ -23,6 +24,14 @@ pub fn human(info: &DeviceInfo) -> String {
     );
     bus(&mut o, info);
     capabilities(&mut o, info);
+    if let Some(speed) = &info.speed_modes {
+        speed_modes(
+            &mut o,
+            speed,
+            info.ios.as_ref(),
+            info.ext_csd_error.as_deref(),
+        );
+    }
     ext_csd(&mut o, info.ext_csd.as_ref(), info.ext_csd_error.as_deref());
     o
 }
@@ -106,6 +115,72 @@ fn capabilities(o: &mut String, info: &DeviceInfo) {
         let yes = if c.supported { "yes" } else { "no" };
         let _ = writeln!(o, "  {name:<26}{yes:<5}{}", c.reason);
     }
+}
+
+/// "Speed modes": the card's EXT_CSD fields, the host's speed bits, what the bus runs
+/// at now.
+fn speed_modes(o: &mut String, s: &SpeedModes, ios: Option<&IosInfo>, ext_csd_error: Option<&str>) {
+    let _ = writeln!(o, "\nSpeed modes");
+    let mut line = |k: &str, v: String| {
+        let _ = writeln!(o, "  {k:<16}{v}");
+    };
+    match &s.card {
+        Some(c) => {
+            let raw = |v: u64| format!("0x{v:02x}");
+            let t = &c.hs_timing;
+            for (k, v) in [
+                (
+                    "card offers",
+                    format!("{} (CARD_TYPE {})", c.card_type, raw(c.card_type_raw)),
+                ),
+                (
+                    "driver strength",
+                    format!(
+                        "{} (DRIVER_STRENGTH {})",
+                        c.driver_strength,
+                        raw(c.driver_strength_raw)
+                    ),
+                ),
+                (
+                    "enhanced strobe",
+                    format!(
+                        "{} (STROBE_SUPPORT {})",
+                        c.strobe_support,
+                        raw(c.strobe_support_raw)
+                    ),
+                ),
+                (
+                    "card timing",
+                    format!(
+                        "{}, driver strength type {} (HS_TIMING {})",
+                        t.timing,
+                        t.driver_strength,
+                        raw(u64::from(t.raw))
+                    ),
+                ),
+            ] {
+                line(k, v);
+            }
+        }
+        None => line("card", format!("unavailable: {}", or_dash(ext_csd_error))),
+    }
+    let bits = |b: &Option<Vec<String>>| match b {
+        None => "unreadable".to_string(),
+        Some(b) if b.is_empty() => "no speed bits".to_string(),
+        Some(b) => b.join(" "),
+    };
+    line("host caps", bits(&s.host.caps));
+    line("host caps2", bits(&s.host.caps2));
+    let now = match ios {
+        Some(ios) => format!(
+            "{}, {}, {} bits (debugfs ios)",
+            ios.timing,
+            human_hz(ios.clock_hz),
+            ios.bus_width
+        ),
+        None => "unknown: debugfs ios unreadable".to_string(),
+    };
+    line("now", now);
 }
 
 fn ext_csd(o: &mut String, x: Option<&ExtCsdInfo>, error: Option<&str>) {

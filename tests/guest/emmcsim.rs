@@ -9,8 +9,9 @@
 //!   ioctl engine and the block layer read each other's writes (sector addressing);
 //!   workloads/packed-ioctl.toml runs, its packed configs sent packed commands, and the
 //!   card counted exactly those;
-//! - Linux 6.12, 4-bit bus: `probe packed` passes; workloads/bus-width-boot.toml runs
-//!   with a `--label` and records the 4-bit bus; `info` shows it.
+//! - Linux 6.12, 4-bit bus, the card booted `hs200=1`: `probe packed` passes;
+//!   workloads/bus-width-boot.toml runs with a `--label` and records the 4-bit bus;
+//!   `info` shows it; `knobs` says hs200 (now) and hs are offered and switchable.
 //!
 //! And testbed/run's refusal of the module's parameters: an unknown name before any
 //! boot, a value out of the module's range with the module's own message.
@@ -543,6 +544,8 @@ fn linux_6_12_bus_4_probe_and_bus_width_boot_plan_on_the_sim_card() {
 cat /sys/kernel/debug/mmc0/ios > /out/ios
 mmcab info /dev/mmcblk0 > /out/info.txt 2> /out/info.err
 mmcab info --json /dev/mmcblk0 > /out/info.json
+mmcab knobs /dev/mmcblk0 > /out/knobs.txt 2> /out/knobs.err
+mmcab knobs --json /dev/mmcblk0 > /out/knobs.json 2>> /out/knobs.err
 mmcab probe packed /dev/mmcblk0 --allow-write --offset 32M --json > /out/probe.json 2> /out/probe.err
 echo $? > /out/probe.status
 mmcab run boot.toml --device /dev/mmcblk0 --allow-write --label {label} --out /out/boot 2> /out/boot.err
@@ -550,10 +553,10 @@ echo $? > /out/boot.status
 "
         );
     let run = timed(
-        "Linux 6.12, sim card bus 4, icount 1",
+        "Linux 6.12, sim card bus 4 hs200, icount 1",
         Guest::new("emmcsim_linux612_bus4")
             .kernel("6.12")
-            .card("sim")
+            .card("sim,hs200=1")
             .bus_width(4)
             .icount(1)
             .timeout(Duration::from_secs(240))
@@ -628,6 +631,48 @@ echo $? > /out/boot.status
         run.out_json("info.json")["ios"]["bus_width"],
         4,
         "info --json ios.bus_width\n{ctx}"
+    );
+
+    // knobs: on 6.12 (speed bits writable since 6.7) the card booted hs200=1 runs HS200
+    // on its 4 bits, and hs is offered by card and host and switchable; the card has no
+    // DDR52 or HS400 (CARD_TYPE 0x13).
+    let knobs = run.out_json("knobs.json");
+    let err = run.out_text("knobs.err");
+    let speed = &knobs["speed_modes"];
+    assert_eq!(speed["now"]["mode"], "hs200", "{speed}\n{err}\n{ctx}");
+    assert_eq!(speed["inputs"]["card_type"], 0x13, "{speed}\n{ctx}");
+    let mode = |name: &str| {
+        let m = speed["modes"]
+            .as_array()
+            .and_then(|modes| modes.iter().find(|m| m["mode"] == name));
+        m.cloned()
+            .unwrap_or_else(|| panic!("knobs --json has no mode {name}: {knobs}\n{ctx}"))
+    };
+    for (name, switch) in [("hs200", "now"), ("hs", "yes")] {
+        let m = mode(name);
+        assert_eq!(m["offered"], true, "{name}: {m}\n{ctx}");
+        assert_eq!(m["switch"], switch, "{name}: {m}\n{ctx}");
+    }
+    for name in ["ddr52", "hs400"] {
+        let m = mode(name);
+        assert_eq!(
+            (&m["offered"], &m["switch"]),
+            (&false.into(), &"no".into()),
+            "{m}\n{ctx}"
+        );
+        assert!(
+            m["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("CARD_TYPE 0x13"),
+            "{m}\n{ctx}"
+        );
+    }
+    let text = run.out_text("knobs.txt");
+    assert!(
+        text.contains("\nhs         yes        yes\n")
+            && text.contains("\nhs200      yes        now\n"),
+        "mmcab knobs:\n{text}\n{ctx}"
     );
 }
 

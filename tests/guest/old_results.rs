@@ -39,24 +39,47 @@ mmcab run /workloads/bus-width-ab.toml --device /dev/mmcblk0 --allow-write \
 /// the testbed's cache differs only in this text.
 const FIXTURE_RELEASE: &str = "7.2.13+deb14-armmp";
 
-/// `mmcab info` output (`ext`: json, txt, raw) without the host driver it has shown
-/// since 0.1.0 (a deliberate addition, tests/fixtures/results-v0.1-emmc.README.md):
-/// the JSON without its `host_driver` key, the text without its `host driver` line;
-/// both name the guest's host driver, sdhci-aspeed.
-fn without_host_driver(ext: &str, text: &str) -> String {
+/// The "Speed modes" part of `mmcab info` on the guest's card (QEMU's eMMC 4.3 at HS52,
+/// 8 bits, behind sdhci-aspeed).
+const SPEED_MODES_TEXT: &str = "\nSpeed modes\n\
+    \x20 card offers     HS_26 HS_52 (CARD_TYPE 0x03)\n\
+    \x20 driver strength not defined at this EXT_CSD_REV (DRIVER_STRENGTH 0x00)\n\
+    \x20 enhanced strobe not defined at this EXT_CSD_REV (STROBE_SUPPORT 0x00)\n\
+    \x20 card timing     high speed, driver strength type 0 (HS_TIMING 0x01)\n\
+    \x20 host caps       MMC_CAP_MMC_HIGHSPEED\n\
+    \x20 host caps2      no speed bits\n\
+    \x20 now             mmc high-speed, 52 MHz, 8 bits (debugfs ios)\n";
+
+/// `mmcab info` output (`ext`: json, txt, raw) without what it has shown since 0.1.0
+/// (deliberate additions, tests/fixtures/results-v0.1-emmc.README.md): the host driver
+/// (the JSON's `host_driver` key, the text's `host driver` line; both name the guest's
+/// host driver, sdhci-aspeed) and the speed modes (the JSON's `speed_modes`, the text's
+/// "Speed modes" part; both checked here).
+fn without_additions(ext: &str, text: &str) -> String {
     match ext {
         "json" => {
             let mut info: serde_json::Value = serde_json::from_str(text).expect("info --json");
-            let driver = info
-                .as_object_mut()
-                .and_then(|o| o.remove("host_driver"))
+            let o = info.as_object_mut().expect("info --json is an object");
+            let driver = o
+                .remove("host_driver")
                 .expect("info --json has host_driver");
             assert_eq!(driver["driver"], "sdhci-aspeed", "{driver}");
+            let speed = o
+                .remove("speed_modes")
+                .expect("info --json has speed_modes");
+            assert_eq!(speed["card"]["card_type_raw"], 3, "{speed}");
+            assert_eq!(
+                speed["host"]["caps"],
+                serde_json::json!(["MMC_CAP_MMC_HIGHSPEED"]),
+                "{speed}"
+            );
             serde_json::to_string_pretty(&info).expect("json") + "\n"
         }
         "txt" => {
             assert!(text.contains("\n  host driver sdhci-aspeed ("), "{text}");
-            text.lines()
+            assert!(text.contains(SPEED_MODES_TEXT), "{text}");
+            text.replacen(SPEED_MODES_TEXT, "", 1)
+                .lines()
                 .filter(|l| !l.starts_with("  host driver "))
                 .map(|l| format!("{l}\n"))
                 .collect()
@@ -79,7 +102,7 @@ fn in_the_guest_info_is_what_v0_1_printed_and_new_results_compare_with_old() {
         let got = run
             .out_text(&format!("info.{ext}"))
             .replace(&release, FIXTURE_RELEASE);
-        let got = without_host_driver(ext, &got);
+        let got = without_additions(ext, &got);
         assert!(
             got == want,
             "info ({ext}) differs from what 0.1.0 printed in the guest\n--- 0.1.0\n{want}\n--- now\n{got}"

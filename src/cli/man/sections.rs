@@ -166,6 +166,15 @@ pub const INFO: Page = Page {
          cards have no EXT_CSD: CID, CSD, ios and sysfs are shown. `--raw` prints EXT_CSD as \
          hex, 16 bytes per line after the byte offset. `mmcab run` stores the `--json` \
          object in each results directory's meta.json (`device`).",
+        "Speed modes (eMMC): what the card offers (EXT_CSD CARD_TYPE: HS_26, HS_52, \
+         DDR_52_1.8V_3V, DDR_52_1.2V, HS200_1.8V, HS200_1.2V, HS400_1.8V, HS400_1.2V), the \
+         driver strengths it supports (DRIVER_STRENGTH, types 0-4), enhanced strobe \
+         (STROBE_SUPPORT), what it is set to (HS_TIMING: the timing and the selected driver \
+         strength), the host's speed bits in debugfs `caps` (MMC_CAP_MMC_HIGHSPEED, \
+         MMC_CAP_3_3V_DDR, MMC_CAP_1_8V_DDR, MMC_CAP_1_2V_DDR) and `caps2` \
+         (MMC_CAP2_HS200_1_8V_SDR, MMC_CAP2_HS200_1_2V_SDR, MMC_CAP2_HS400_1_8V, \
+         MMC_CAP2_HS400_1_2V, MMC_CAP2_HS400_ES), and the timing, clock and width the bus \
+         runs at now (`ios`). Which modes can be switched here: `mmcab-knobs`(1).",
     ],
     json: &[
         ("schema", "1 (a key that changes meaning bumps it; new keys may appear)."),
@@ -178,6 +187,7 @@ pub const INFO: Page = Page {
         ("ext_csd", "`source` (ioctl or debugfs, `source_note`), `rev`, `raw` (1024 hex digits), `fields` (JEDEC name -> decoded value, null where the revision does not define it), `fields_raw`, `field_layout`."),
         ("host_caps, host_driver", "debugfs `caps`/`caps2`; the host's `driver`, `device`, `module`, `builtin`, `parameters`, `version`, `srcversion` (absent without a bound driver)."),
         ("capabilities.NAME", "`supported` and `reason` for packed, cmdq, cache, bus_width, bus_width_runtime_switch, with their numbers."),
+        ("speed_modes", "eMMC only: `card` (null without EXT_CSD: `card_type`, `driver_strength`, `strobe_support` decoded as in `ext_csd.fields`, each with its `*_raw`; `hs_timing` {`timing`, `driver_strength`, `raw`}) and `host` {`caps`, `caps2`: the names of the speed bits set, null when unreadable}."),
         ("sysfs", "Every readable attribute of the card's sysfs directory."),
         ("PART_error", "A part that could not be read is null and `<part>_error` says why."),
     ],
@@ -224,11 +234,24 @@ pub const KNOBS: Page = Page {
          speed bits of debugfs `caps`/`caps2` and the same re-init (Linux 6.7 or later); \
          clock through debugfs `clock`. Plans name the knobs \
          in their `[[config]]` tables (`mmcab-run`(1)).",
+        "Then, for an eMMC, the speed modes (legacy, hs, ddr52, hs200, hs400), one line each \
+         under a header with the kernel, what `ios` says the bus runs at, the host's `caps` \
+         and `caps2` and the card's CARD_TYPE: `offered` (the card's CARD_TYPE has the mode, \
+         the host's caps have its bits as they are now, and the host's bus is wide enough: \
+         the core can run it) and `switch` (`now`: the bus runs it; `yes`: the speed-mode \
+         knob switches to it at run time; `--force`: only with --force, the host came up \
+         without its bits; `no`: not at run time here), and why not: the card's CARD_TYPE \
+         lacks it, the host came up without its bits, this kernel (before 6.7) does not let \
+         debugfs write the speed bits, HS400 needs an 8-bit bus, the card has no runtime PM \
+         or debugfs `caps` is not writable. A note says when HS400 is \
+         HS400 with enhanced strobe, or cannot be: MMC_CAP2_HS400_ES is never writable \
+         through debugfs.",
     ],
     json: &[
         ("schema", "1."),
         ("device", "DEVICE as given."),
         ("knobs", "`[{name, available, value, values, reason}]`, in the order of the table."),
+        ("speed_modes", "eMMC: `{kernel, inputs: {caps, caps2, card_type, strobe_support, host_bus_width}, now: {timing, mode, clock_hz, bus_width}, modes: [{mode, offered, switch, reason}], notes}`; `switch` is `now`, `yes`, `force` or `no`. Null when the modes cannot be told, and `speed_modes_error` says why (a card that is not an eMMC, an unreadable EXT_CSD, caps or ios)."),
     ],
     exit_status: &[OK, ERROR, USAGE],
     environment: &[],
