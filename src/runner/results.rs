@@ -4,6 +4,7 @@
 
 use super::device_state::Observer;
 use super::events::{Event, Events, RunInfo};
+use super::knobs::Switch;
 use super::session::{hex, Session};
 use crate::clock::{unix_now, utc_stamp};
 use crate::device::sysfs::read_trimmed;
@@ -13,7 +14,7 @@ use crate::plan::matrix::Slot;
 use crate::record::run_key::RunKey;
 use crate::record::until_ci::UntilCi;
 use crate::record::writer::{read_rows, ResultsWriter};
-use crate::record::{ConfigMeta, EvidenceMeta, Meta, RunRow, RESTORE_SH, RUNS_CSV};
+use crate::record::{ConfigMeta, EvidenceMeta, Meta, RunRow, SwitchMeta, RESTORE_SH, RUNS_CSV};
 use crate::workload::WorkloadResult;
 use anyhow::Result;
 use sha2::{Digest, Sha256};
@@ -100,6 +101,48 @@ impl Recording {
             self.writer.write_meta(&self.meta)?;
         }
         Ok(())
+    }
+
+    /// Whether the config's bus settings are in meta.json already.
+    pub fn has_observed(&self, config: usize) -> bool {
+        self.meta.configs[config].ios.is_some()
+    }
+
+    /// A switch to a config into meta.json (`switches`): when a knob was applied, or
+    /// when `ios` read before the run differs from what the config ran at before.
+    pub fn note_switch(&mut self, config: usize, run: u32, switch: &Switch) -> Result<()> {
+        let name = &self.meta.configs[config].name;
+        let last_ios = self
+            .meta
+            .switches
+            .iter()
+            .rev()
+            .find(|s| &s.config == name && s.ios.is_some())
+            .and_then(|s| s.ios.as_ref())
+            .or(self.meta.configs[config].ios.as_ref());
+        let ios_changed = switch.ios.is_some() && switch.ios.as_ref() != last_ios;
+        if switch.applied.is_empty() && !ios_changed {
+            return Ok(());
+        }
+        let (trace, trace_unavailable) = match &switch.trace {
+            Some(Ok(t)) => (Some(t.clone()), String::new()),
+            Some(Err(why)) => (None, why.clone()),
+            None => (None, String::new()),
+        };
+        let entry = SwitchMeta {
+            config: name.clone(),
+            run,
+            knobs: switch.applied.clone(),
+            ios: switch.ios.clone(),
+            trace,
+            trace_unavailable,
+            err_stats: match &switch.err_stats {
+                Some(Ok(delta)) => crate::evidence::err_stats::delta_text(delta),
+                _ => String::new(),
+            },
+        };
+        self.meta.switches.push(entry);
+        self.writer.write_meta(&self.meta)
     }
 
     /// Where this session's evidence comes from, into meta.json (a resumed run says
@@ -215,6 +258,8 @@ pub fn new_meta(session: &Session) -> Meta {
         finished_unix_s: None,
         evidence: None,
         engine_fallbacks: Vec::new(),
+        command_line: (!session.command_line.is_empty()).then(|| session.command_line.clone()),
+        switches: Vec::new(),
     }
 }
 

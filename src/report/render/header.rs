@@ -2,7 +2,7 @@
 //! `Key: value` lines, in the order every output writes them, and the charts' caption.
 
 use crate::report::model::header::{
-    CalibrationUsed, Caption, Count, Header, HostEntry, Kernel, Named, Runs, Title,
+    CalibrationUsed, Caption, Count, Header, HostEntry, Kernel, MadeBy, Named, Runs, Title,
 };
 use crate::report::model::{RecordedHost, Report};
 
@@ -89,6 +89,24 @@ fn runs_text(r: &Runs) -> String {
     }
 }
 
+/// `mmcab 0.2.0: mmcab run --device /dev/mmcblk0 plan.toml` (each argument quoted for a
+/// shell where it needs it), `mmcab 0.1.0 (command line not recorded)`.
+fn made_by_text(m: &MadeBy) -> String {
+    // A version number is mmcab's; anything else names its maker (results written by a
+    // stand-in, tests/fixtures/make-loop-results.py).
+    let by = match m.version.starts_with(|c: char| c.is_ascii_digit()) {
+        true => format!("mmcab {}", m.version),
+        false => m.version.clone(),
+    };
+    match &m.command_line {
+        Some(args) => {
+            let args: Vec<String> = args.iter().map(|a| crate::knob::shell_quote(a)).collect();
+            format!("{by}: {}", args.join(" "))
+        }
+        None => format!("{by} (command line not recorded)"),
+    }
+}
+
 /// One line for a report header.
 pub fn calibration_text(c: &CalibrationUsed) -> String {
     format!(
@@ -145,6 +163,9 @@ pub fn lines(h: &Header) -> Vec<(&'static str, String)> {
     if let Some(p) = &h.plan {
         let sha = &p.sha256[..p.sha256.len().min(12)];
         out.push(("Plan", format!("{}, sha256 {sha}", p.name)));
+    }
+    if let Some(m) = &h.made_by {
+        out.push(("Made by", made_by_text(m)));
     }
     if let Some(r) = &h.runs {
         out.push(("Runs", runs_text(r)));
