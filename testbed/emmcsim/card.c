@@ -36,13 +36,24 @@ u64 emmcsim_cmd_ns(const struct emmcsim_bus *bus, unsigned int resp_bits)
 		div_u64((u64)(48 + resp_bits) * NSEC_PER_SEC, bus_clock(bus));
 }
 
+/* DDR52 and HS400 move two bits per clock on each data line; the others one. */
+static unsigned int bus_bits_per_clock(const struct emmcsim_bus *bus)
+{
+	return bus->timing == MMC_TIMING_MMC_DDR52 || bus->timing == MMC_TIMING_MMC_HS400 ?
+		2 : 1;
+}
+
 /*
- * Data on the DAT lines: per block its bits over the width, plus start bit, 16-bit CRC
- * and end bit on each line (18 clocks), at the clock the core set (SDR).
+ * Data on the DAT lines, at the clock the core set: per block its bits over the width
+ * and the bits per clock, plus 18 clocks on each line: the start bit, the CRC16 and the
+ * end bit. In DDR each line carries two CRC16s, one for the bits of each clock edge,
+ * interleaved on both edges: 16 clocks, as the one CRC16 of SDR takes (JESD84-B51
+ * 5.3.4), so a block costs 8 x blksz / (width x 2) + 18 clocks there.
  */
 u64 emmcsim_bus_ns(const struct emmcsim_bus *bus, unsigned int blksz, unsigned int blocks)
 {
-	u64 clocks = (u64)blocks * (blksz * 8 / bus->width + 18);
+	u64 clocks = (u64)blocks *
+		(blksz * 8 / (bus->width * bus_bits_per_clock(bus)) + 18);
 
 	return div_u64(clocks * NSEC_PER_SEC, bus_clock(bus));
 }
@@ -118,15 +129,19 @@ static u64 data_command(struct emmcsim_host *h, struct mmc_command *cmd,
 		break;
 	case FAULT_CMD_CRC:
 		cmd->error = -EILSEQ;
+		emmcsim_err(h, MMC_ERR_CMD_CRC);
 		return 0;
 	case FAULT_CMD_TIMEOUT:
 		cmd->error = -ETIMEDOUT;
+		emmcsim_err(h, MMC_ERR_CMD_TIMEOUT);
 		return 0;
 	case FAULT_DATA_CRC:
 		data->error = -EILSEQ;	/* the data moved, and was found bad */
+		emmcsim_err(h, MMC_ERR_DAT_CRC);
 		return ns;
 	default:
 		data->error = -ETIMEDOUT;
+		emmcsim_err(h, MMC_ERR_DAT_TIMEOUT);
 		return 0;
 	}
 	if (write)
@@ -147,6 +162,7 @@ static u64 data_command(struct emmcsim_host *h, struct mmc_command *cmd,
 	if (!emmcsim_card_range_ok(card, cmd->arg, data->blocks)) {
 		cmd->resp[0] |= R1_OUT_OF_RANGE;
 		data->error = -ETIMEDOUT;	/* the card sends no data */
+		emmcsim_err(h, MMC_ERR_DAT_TIMEOUT);
 		return 0;
 	}
 	if (write) {
@@ -295,7 +311,7 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 		return ns + emmcsim_param(P_SWITCH_NS);
 	case MMC_SWITCH:
 		cmd->resp[0] = r1(card, state);
-		err = emmcsim_regs_switch(card, (cmd->arg >> 24) & 3, (cmd->arg >> 16) & 0xff,
+		err = emmcsim_regs_switch(h, (cmd->arg >> 24) & 3, (cmd->arg >> 16) & 0xff,
 					  (cmd->arg >> 8) & 0xff);
 		card->pending |= err;	/* SWITCH_ERROR shows in the next status */
 		h->stats.switches++;
@@ -327,6 +343,11 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 				   cmd->opcode == MMC_WRITE_MULTIPLE_BLOCK);
 		cmd->resp[0] |= r1(card, state);
 		return ns;
+	case MMC_SEND_TUNING_BLOCK_HS200:	/* in HS200 only (speed.c) */
+		if ((card->ext_csd[EXT_CSD_HS_TIMING] & 0x0f) != EXT_CSD_TIMING_HS200)
+			break;
+		cmd->resp[0] = r1(card, state);
+		return ns + emmcsim_tuning_block(h, cmd, data);
 	case MMC_ERASE_GROUP_START:
 		card->erase_start = cmd->arg;
 		cmd->resp[0] = r1(card, state);
@@ -344,6 +365,7 @@ illegal:
 	/* A card does not answer a command it does not take in this state. */
 	card->pending |= R1_ILLEGAL_COMMAND;
 	cmd->error = -ETIMEDOUT;
+	emmcsim_err(h, MMC_ERR_CMD_TIMEOUT);
 	return ns;
 }
 

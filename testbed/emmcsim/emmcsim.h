@@ -71,6 +71,22 @@ enum emmcsim_param_id {
 	P_CACHE_KIB,
 	P_CACHE_WRITE_NS,
 	P_CMDQ_DEPTH,
+	/* Speed modes (README.md, "Speed modes"): what the card offers, what the host has. */
+	P_CARD_HS,
+	P_CARD_DDR52,
+	P_CARD_HS200,
+	P_CARD_HS400,
+	P_STROBE_SUPPORT,
+	P_DRIVER_STRENGTH,
+	P_HOST_HS,
+	P_HOST_DDR,
+	P_HOST_HS200,
+	P_HOST_HS400,
+	P_HOST_HS400ES,
+	P_TUNING_CMDS,
+	P_TUNING_NS,
+	P_FAIL_SWITCH_TIMING,
+	P_FAIL_TUNING,
 	P_COUNT
 };
 
@@ -128,6 +144,10 @@ struct emmcsim_stats {
 	u64 cached_writes;
 	u64 flushes;
 	u64 cqe_tasks;
+	u64 switch_errors;
+	u64 tunings;
+	u64 tuning_cmds;
+	u64 tuning_failures;
 };
 
 #define EMMCSIM_MAX_TAGS 32
@@ -239,8 +259,21 @@ struct emmcsim_host {
 	struct emmcsim_stats stats;
 	struct emmcsim_faults faults;
 	struct emmcsim_cqe cqe;
+	u64 extra_ns;		/* host time added to the next request (tuning_ns) */
 	struct dentry *debugfs;
 };
+
+/*
+ * An error the host reports, counted in the host's debugfs err_stats as sdhci counts
+ * it (sdhci_err_stats_inc() in drivers/mmc/host/sdhci.c: a command timeout
+ * MMC_ERR_CMD_TIMEOUT, a command CRC error MMC_ERR_CMD_CRC, a data timeout
+ * MMC_ERR_DAT_TIMEOUT, a data CRC error MMC_ERR_DAT_CRC; CRC errors of a tuning command
+ * are not counted). mmc_debugfs_err_stats_inc(): include/linux/mmc/host.h.
+ */
+static inline void emmcsim_err(struct emmcsim_host *h, enum mmc_err_stat stat)
+{
+	mmc_debugfs_err_stats_inc(h->mmc, stat);
+}
 
 /* card.c */
 u64 emmcsim_random(struct emmcsim_card *card);
@@ -261,7 +294,7 @@ u64 emmcsim_packed_read(struct emmcsim_host *h, struct mmc_data *data, u32 count
 /* regs.c: the card's identity (CID, CSD, EXT_CSD) from the parameters. */
 void emmcsim_regs_init(struct emmcsim_card *card);
 /* CMD6 SWITCH of EXT_CSD byte index: 0, or the R1 bits of the refusal. */
-u32 emmcsim_regs_switch(struct emmcsim_card *card, u8 access, u8 index, u8 value);
+u32 emmcsim_regs_switch(struct emmcsim_host *h, u8 access, u8 index, u8 value);
 void emmcsim_regs_power_off(struct emmcsim_card *card);
 
 /* host.c: a time with the model's noise (this boot's offset, the jitter). */
@@ -283,6 +316,14 @@ u64 emmcsim_cache_flush_ns(struct emmcsim_host *h);
 /* flash.c: the geometry's costs for a transfer of len bytes at byte address addr. */
 u64 emmcsim_flash_boundary_ns(struct emmcsim_host *h, u64 addr, u64 len);
 u64 emmcsim_flash_write_ns(struct emmcsim_host *h, u64 addr, u64 len);
+
+/* speed.c: the speed modes, CMD21 and the host's tuning. */
+u8 emmcsim_card_type(void);
+void emmcsim_speed_host_init(struct mmc_host *mmc);
+bool emmcsim_speed_switch_ok(struct emmcsim_host *h, u8 index, u8 value);
+u64 emmcsim_tuning_block(struct emmcsim_host *h, struct mmc_command *cmd,
+			 struct mmc_data *data);
+int emmcsim_execute_tuning(struct mmc_host *mmc, u32 opcode);
 
 /* timing */
 u64 emmcsim_cmd_ns(const struct emmcsim_bus *bus, unsigned int resp_bits);

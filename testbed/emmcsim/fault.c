@@ -43,8 +43,11 @@ bool emmcsim_fault_unanswered(struct emmcsim_host *h)
 		pr_info("emmcsim: the card stops answering (stop_after)\n");
 		f->stopped = true;
 	}
-	if (f->stopped)
+	if (f->stopped) {
 		h->stats.unanswered++;
+		/* the request's first command times out (sdhci: MMC_ERR_CMD_TIMEOUT) */
+		emmcsim_err(h, MMC_ERR_CMD_TIMEOUT);
+	}
 	return f->stopped;
 }
 

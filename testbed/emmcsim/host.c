@@ -99,6 +99,8 @@ static void emmcsim_request(struct mmc_host *mmc, struct mmc_request *mrq)
 		ns = emmcsim_unanswered(h, mrq);
 	else
 		ns = emmcsim_execute(h, mrq);
+	ns += h->extra_ns;	/* the host's own time of a tuning (speed.c) */
+	h->extra_ns = 0;
 	ns = emmcsim_noise(h, ns);
 	h->stats.model_ns += ns;
 	mutex_unlock(&h->lock);
@@ -157,6 +159,7 @@ static const struct mmc_host_ops emmcsim_ops = {
 	.get_ro = emmcsim_get_ro,
 	.card_busy = emmcsim_card_busy,
 	.start_signal_voltage_switch = emmcsim_signal_voltage,
+	.execute_tuning = emmcsim_execute_tuning,
 };
 
 static int emmcsim_stats_show(struct seq_file *m, void *unused)
@@ -185,6 +188,8 @@ static int emmcsim_stats_show(struct seq_file *m, void *unused)
 		   s.cached_writes, s.flushes, h->card.cache.dirty, s.cqe_tasks);
 	seq_printf(m, "erase_block_crossings %llu\npage_crossings %llu\nau_gcs %llu\n",
 		   s.erase_block_crossings, s.page_crossings, s.au_gcs);
+	seq_printf(m, "switch_errors %llu\ntunings %llu\ntuning_cmds %llu\ntuning_failures %llu\n",
+		   s.switch_errors, s.tunings, s.tuning_cmds, s.tuning_failures);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(emmcsim_stats);
@@ -211,17 +216,14 @@ static int emmcsim_probe(struct platform_device *pdev)
 
 	mmc->ops = &emmcsim_ops;
 	mmc->f_min = 400000;
-	mmc->f_max = emmcsim_param(P_HS200) ? 200000000 : 52000000;
 	mmc->ocr_avail = MMC_VDD_32_33 | MMC_VDD_33_34 | MMC_VDD_165_195;
-	mmc->caps = MMC_CAP_MMC_HIGHSPEED | MMC_CAP_CMD23 | MMC_CAP_WAIT_WHILE_BUSY |
-		MMC_CAP_NONREMOVABLE;
+	mmc->caps = MMC_CAP_CMD23 | MMC_CAP_WAIT_WHILE_BUSY | MMC_CAP_NONREMOVABLE;
 	if (width >= 4)
 		mmc->caps |= MMC_CAP_4_BIT_DATA;
 	if (width == 8)
 		mmc->caps |= MMC_CAP_8_BIT_DATA;
 	mmc->caps2 = MMC_CAP2_NO_SD | MMC_CAP2_NO_SDIO;
-	if (emmcsim_param(P_HS200))
-		mmc->caps2 |= MMC_CAP2_HS200_1_8V_SDR;
+	emmcsim_speed_host_init(mmc);	/* speed caps and f_max (speed.c) */
 	mmc->max_segs = 128;
 	mmc->max_seg_size = 512 * 1024;
 	mmc->max_req_size = 512 * 1024;
@@ -235,9 +237,10 @@ static int emmcsim_probe(struct platform_device *pdev)
 	platform_set_drvdata(pdev, h);
 	h->debugfs = debugfs_create_dir(EMMCSIM_NAME, NULL);
 	debugfs_create_file("stats", 0444, h->debugfs, h, &emmcsim_stats_fops);
-	dev_info(&pdev->dev, "simulated eMMC 5.1, %d MiB, %d-bit host, %s\n",
-		 emmcsim_param(P_CAPACITY_MB), width,
-		 emmcsim_param(P_HS200) ? "HS200" : "HS52");
+	dev_info(&pdev->dev,
+		 "simulated eMMC 5.1, %d MiB, CARD_TYPE 0x%02x, %d-bit host, caps 0x%08x caps2 0x%08x, f_max %u Hz\n",
+		 emmcsim_param(P_CAPACITY_MB), emmcsim_card_type(), width, mmc->caps,
+		 mmc->caps2, mmc->f_max);
 	return 0;
 card:
 	emmcsim_card_free(&h->card);

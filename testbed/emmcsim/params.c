@@ -33,7 +33,8 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	[P_CAPACITY_MB]		= { "capacity_mb", 4096, 2049, 1048576,
 				    "over 2 GiB: the card is sector-addressed" },
 	[P_BUS_WIDTH]		= { "bus_width", 8, 1, 8, "1, 4 or 8" },
-	[P_HS200]		= { "hs200", 0, 0, 1, NULL },
+	[P_HS200]		= { "hs200", 0, 0, 1,
+				    "shorthand for card_hs200=1 host_hs200=1" },
 	[P_MAX_PACKED_WRITES]	= { "max_packed_writes", 63, 0, EMMCSIM_MAX_PACKED,
 				    "entries in a 512-byte header" },
 	[P_MAX_PACKED_READS]	= { "max_packed_reads", 63, 0, EMMCSIM_MAX_PACKED,
@@ -71,6 +72,29 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	[P_CACHE_WRITE_NS]	= { "cache_write_ns", 30000, 0, 100000000, NULL },
 	[P_CMDQ_DEPTH]		= { "cmdq_depth", 0, 0, EMMCSIM_MAX_TAGS,
 				    "0: no command queue; the kernel uses one of 3 or more" },
+	/*
+	 * Speed modes (speed.c): the card's CARD_TYPE bits and the host's caps, apart, so
+	 * that either can offer what the other lacks. The defaults are the HS52 card.
+	 */
+	[P_CARD_HS]		= { "card_hs", 1, 0, 1, "CARD_TYPE HS26 and HS52" },
+	[P_CARD_DDR52]		= { "card_ddr52", 0, 0, 1, "CARD_TYPE DDR52 1.8 V/3 V" },
+	[P_CARD_HS200]		= { "card_hs200", 0, 0, 1, "CARD_TYPE HS200 1.8 V" },
+	[P_CARD_HS400]		= { "card_hs400", 0, 0, 1, "CARD_TYPE HS400 1.8 V" },
+	[P_STROBE_SUPPORT]	= { "strobe_support", 0, 0, 1, "EXT_CSD STROBE_SUPPORT" },
+	[P_DRIVER_STRENGTH]	= { "driver_strength", 0x1f, 1, 0x1f,
+				    "EXT_CSD DRIVER_STRENGTH, bit 0 (type 0) set" },
+	[P_HOST_HS]		= { "host_hs", 1, 0, 1, "MMC_CAP_MMC_HIGHSPEED" },
+	[P_HOST_DDR]		= { "host_ddr", 0, 0, 3,
+				    "1 MMC_CAP_1_8V_DDR, 2 MMC_CAP_3_3V_DDR, 3 both" },
+	[P_HOST_HS200]		= { "host_hs200", 0, 0, 1, "MMC_CAP2_HS200_1_8V_SDR" },
+	[P_HOST_HS400]		= { "host_hs400", 0, 0, 1, "MMC_CAP2_HS400_1_8V" },
+	[P_HOST_HS400ES]	= { "host_hs400es", 0, 0, 1, "MMC_CAP2_HS400_ES" },
+	[P_TUNING_CMDS]		= { "tuning_cmds", 40, 1, 255,
+				    "CMD21s per tuning (sdhci's MAX_TUNING_LOOP is 40)" },
+	[P_TUNING_NS]		= { "tuning_ns", 0, 0, 1000000000, NULL },
+	[P_FAIL_SWITCH_TIMING]	= { "fail_switch_timing", 0, 0, 3,
+				    "0 none, 1 HS, 2 HS200, 3 HS400: CMD6 to HS_TIMING fails" },
+	[P_FAIL_TUNING]		= { "fail_tuning", 0, 0, 1, NULL },
 };
 
 int emmcsim_param(enum emmcsim_param_id id)
@@ -91,6 +115,8 @@ static bool emmcsim_param_ok(const struct emmcsim_param_def *d, int v)
 		return v == 1 || v == 4 || v == 8;
 	if (d == &defs[P_ERASE_BLOCK_KIB] || d == &defs[P_PAGE_KIB])
 		return v == 0 || is_power_of_2(v);
+	if (d == &defs[P_DRIVER_STRENGTH])
+		return v & 1;
 	return true;
 }
 
@@ -134,7 +160,30 @@ EMMCSIM_PARAM(P_CAPACITY_MB, capacity_mb, 0444,
 EMMCSIM_PARAM(P_BUS_WIDTH, bus_width, 0444,
 	      "data lines wired to the card, 1, 4 or 8 (host caps)");
 EMMCSIM_PARAM(P_HS200, hs200, 0444,
-	      "1: card and host offer HS200 (200 MHz); 0: HS52 only");
+	      "1: card and host offer HS200 (200 MHz), as card_hs200=1 host_hs200=1");
+/* Speed modes (speed.c): what the card offers (EXT_CSD), what the host has (caps). */
+EMMCSIM_PARAM(P_CARD_HS, card_hs, 0444,
+	      "1: CARD_TYPE HS26 and HS52 (default); 0: legacy 26 MHz only");
+EMMCSIM_PARAM(P_CARD_DDR52, card_ddr52, 0444,
+	      "1: CARD_TYPE DDR52 at 1.8 V or 3 V (bit 2)");
+EMMCSIM_PARAM(P_CARD_HS200, card_hs200, 0444,
+	      "1: CARD_TYPE HS200 at 1.8 V (bit 4)");
+EMMCSIM_PARAM(P_CARD_HS400, card_hs400, 0444,
+	      "1: CARD_TYPE HS400 at 1.8 V (bit 6)");
+EMMCSIM_PARAM(P_STROBE_SUPPORT, strobe_support, 0444,
+	      "1: EXT_CSD STROBE_SUPPORT (HS400 enhanced strobe)");
+EMMCSIM_PARAM(P_DRIVER_STRENGTH, driver_strength, 0444,
+	      "EXT_CSD DRIVER_STRENGTH: bit n = driver type n, bit 0 set");
+EMMCSIM_PARAM(P_HOST_HS, host_hs, 0444,
+	      "1: host caps MMC_CAP_MMC_HIGHSPEED (default)");
+EMMCSIM_PARAM(P_HOST_DDR, host_ddr, 0444,
+	      "host caps: 1 MMC_CAP_1_8V_DDR, 2 MMC_CAP_3_3V_DDR, 3 both, 0 none");
+EMMCSIM_PARAM(P_HOST_HS200, host_hs200, 0444,
+	      "1: host caps2 MMC_CAP2_HS200_1_8V_SDR");
+EMMCSIM_PARAM(P_HOST_HS400, host_hs400, 0444,
+	      "1: host caps2 MMC_CAP2_HS400_1_8V");
+EMMCSIM_PARAM(P_HOST_HS400ES, host_hs400es, 0444,
+	      "1: host caps2 MMC_CAP2_HS400_ES (not writable in debugfs)");
 EMMCSIM_PARAM(P_MAX_PACKED_WRITES, max_packed_writes, 0444,
 	      "EXT_CSD MAX_PACKED_WRITES, 0..63");
 EMMCSIM_PARAM(P_MAX_PACKED_READS, max_packed_reads, 0444,
@@ -194,3 +243,12 @@ EMMCSIM_PARAM(P_STOP_AFTER, stop_after, 0644,
 	      "N > 0: after N more requests the card answers nothing; 0: it answers");
 EMMCSIM_PARAM(P_CACHE_WRITE_NS, cache_write_ns, 0644,
 	      "ns per write command taken into the cache, besides the bus");
+/* Tuning (speed.c); writable at run time, from the next tuning. */
+EMMCSIM_PARAM(P_TUNING_CMDS, tuning_cmds, 0644,
+	      "CMD21s the host sends per tuning (its tap sweep), 1..255");
+EMMCSIM_PARAM(P_TUNING_NS, tuning_ns, 0644,
+	      "ns per tuning besides its CMD21s (the host's tap settings)");
+EMMCSIM_PARAM(P_FAIL_SWITCH_TIMING, fail_switch_timing, 0644,
+	      "fault: CMD6 to HS_TIMING with this timing fails (1 HS, 2 HS200, 3 HS400), 0 none");
+EMMCSIM_PARAM(P_FAIL_TUNING, fail_tuning, 0644,
+	      "fault: 1: the card's CMD21 blocks are wrong, every tuning fails");

@@ -90,7 +90,8 @@ static void build_csd(u32 csd[4])
 	set_bits(csd, 122, 4, 4);	/* SPEC_VERS: 4.x and later */
 	set_bits(csd, 112, 8, 0x27);	/* TAAC */
 	set_bits(csd, 104, 8, 0x01);	/* NSAC */
-	set_bits(csd, 96, 8, 0x32);	/* TRAN_SPEED: 26 MHz legacy */
+	/* TRAN_SPEED 0x32: 26 MHz in JESD84's table, 25 MHz in Linux's tran_mant */
+	set_bits(csd, 96, 8, 0x32);
 	set_bits(csd, 84, 12, 0x8f5);	/* CCC: classes 0, 2, 4, 5, 6, 7, 8, 10, 11 */
 	set_bits(csd, 80, 4, 9);	/* READ_BL_LEN: 512 */
 	set_bits(csd, 62, 12, 0xfff);	/* C_SIZE: > 2 GiB, see SEC_COUNT */
@@ -150,9 +151,9 @@ static void build_ext_csd(u8 *e, u64 sectors)
 	e[EXT_CSD_SEC_CNT + 3] = sectors >> 24;
 	e[EXT_CSD_PART_SWITCH_TIME] = 0x01;
 	e[EXT_CSD_OUT_OF_INTERRUPT_TIME] = 0x05;
-	e[EXT_CSD_DRIVER_STRENGTH] = 0x1f;
-	e[EXT_CSD_CARD_TYPE] = EXT_CSD_CARD_TYPE_HS_26 | EXT_CSD_CARD_TYPE_HS_52 |
-		(emmcsim_param(P_HS200) ? EXT_CSD_CARD_TYPE_HS200_1_8V : 0);
+	e[EXT_CSD_DRIVER_STRENGTH] = emmcsim_param(P_DRIVER_STRENGTH);
+	e[EXT_CSD_CARD_TYPE] = emmcsim_card_type();	/* speed.c */
+	e[EXT_CSD_STROBE_SUPPORT] = emmcsim_param(P_STROBE_SUPPORT);
 	e[EXT_CSD_STRUCTURE] = 0x02;
 	e[EXT_CSD_REV] = 0x08;			/* eMMC 5.1 */
 	e[167] = 0x1f;				/* WR_REL_SET */
@@ -185,7 +186,7 @@ void emmcsim_regs_power_off(struct emmcsim_card *card)
 }
 
 /* What a host may write, and which values. */
-static bool switch_allowed(const struct emmcsim_card *card, u8 index, u8 value)
+static bool switch_allowed(struct emmcsim_host *h, u8 index, u8 value)
 {
 	switch (index) {
 	case EXT_CSD_POWER_OFF_NOTIFICATION:
@@ -208,25 +209,23 @@ static bool switch_allowed(const struct emmcsim_card *card, u8 index, u8 value)
 		return true;
 	case EXT_CSD_PART_CONFIG:	/* no boot, RPMB or GP partitions: user only */
 		return (value & EXT_CSD_PART_CONFIG_ACC_MASK) == 0;
-	case EXT_CSD_BUS_WIDTH:	/* SDR only: no DDR in CARD_TYPE */
-		return value <= EXT_CSD_BUS_WIDTH_8;
+	case EXT_CSD_BUS_WIDTH:		/* the speed modes' checks: speed.c */
+	case EXT_CSD_HS_TIMING:
+		return emmcsim_speed_switch_ok(h, index, value);
 	case EXT_CSD_CMDQ_MODE_EN:
 		return emmcsim_param(P_CMDQ_DEPTH) && value <= 1;
 	case EXT_CSD_CACHE_CTRL:
 		return emmcsim_param(P_CACHE_KIB) && value <= 1;
 	case EXT_CSD_FLUSH_CACHE:	/* FLUSH (bit 0); no barrier (BARRIER_SUPPORT 0) */
 		return emmcsim_param(P_CACHE_KIB) && value <= 1;
-	case EXT_CSD_HS_TIMING:
-		return (value & 0x0f) <= 1 ||
-			((value & 0x0f) == EXT_CSD_TIMING_HS200 &&
-			 (card->ext_csd[EXT_CSD_CARD_TYPE] & EXT_CSD_CARD_TYPE_HS200));
 	default:		/* read-only, or a feature this card lacks */
 		return false;
 	}
 }
 
-u32 emmcsim_regs_switch(struct emmcsim_card *card, u8 access, u8 index, u8 value)
+u32 emmcsim_regs_switch(struct emmcsim_host *h, u8 access, u8 index, u8 value)
 {
+	struct emmcsim_card *card = &h->card;
 	u8 old = card->ext_csd[index], new;
 
 	switch (access) {
@@ -242,8 +241,10 @@ u32 emmcsim_regs_switch(struct emmcsim_card *card, u8 access, u8 index, u8 value
 		new = value;
 		break;
 	}
-	if (!switch_allowed(card, index, new))
+	if (!switch_allowed(h, index, new)) {
+		h->stats.switch_errors++;
 		return R1_SWITCH_ERROR;
+	}
 	card->ext_csd[index] = new;
 	return 0;
 }

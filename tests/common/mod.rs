@@ -23,6 +23,7 @@ pub mod old_results;
 pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod sim_model;
 pub mod stamp;
 pub mod testbed;
 pub mod tool;

@@ -17,41 +17,11 @@
 //!
 //! mmcab is told nothing of the model: it measures; this test holds the truth.
 
+use crate::common::sim_model::{Bus, Io, Mode, Timing, DEFAULTS, ZERO};
 use crate::common::testbed;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// The timing parameters of emmcsim (testbed/emmcsim/params.c), ns and ns per KiB.
-#[derive(Debug, Clone, Copy)]
-struct Timing {
-    cmd_ns: f64,
-    read_access_ns: f64,
-    read_ns_per_kib: f64,
-    write_access_ns: f64,
-    program_ns_per_kib: f64,
-    packed_entry_ns: f64,
-}
-
-const ZERO: Timing = Timing {
-    cmd_ns: 0.0,
-    read_access_ns: 0.0,
-    read_ns_per_kib: 0.0,
-    write_access_ns: 0.0,
-    program_ns_per_kib: 0.0,
-    packed_entry_ns: 0.0,
-};
-
-/// The module's defaults (testbed/emmcsim/params.c; the test reads them back from
-/// /sys/module/emmcsim/parameters and fails if they differ).
-const DEFAULTS: Timing = Timing {
-    cmd_ns: 8000.0,
-    read_access_ns: 40000.0,
-    read_ns_per_kib: 4400.0,
-    write_access_ns: 1_000_000.0,
-    program_ns_per_kib: 42000.0,
-    packed_entry_ns: 20000.0,
-};
 
 /// A second set, far from the first: slow commands and access, fast flash.
 const OTHER: Timing = Timing {
@@ -63,88 +33,52 @@ const OTHER: Timing = Timing {
     packed_entry_ns: 60000.0,
 };
 
-const CLOCK_HZ: f64 = 52e6;
 /// Entries of the packed-max config: 16 KiB entries and the 512-byte header in one
 /// ioctl command of at most 512 KiB (MMC_IOC_MAX_BYTES).
 const PACKED_MAX: f64 = 31.0;
 
-impl Timing {
-    fn sysfs_lines(&self, jitter_permille: u32) -> String {
-        format!(
-            "cmd_ns={} read_access_ns={} read_ns_per_kib={} write_access_ns={} \
-             program_ns_per_kib={} packed_entry_ns={} jitter_permille={jitter_permille}",
-            self.cmd_ns,
-            self.read_access_ns,
-            self.read_ns_per_kib,
-            self.write_access_ns,
-            self.program_ns_per_kib,
-            self.packed_entry_ns
-        )
-    }
+/// The module's timing parameters as `NAME=VALUE` words for the guest's script.
+fn sysfs_lines(t: &Timing, jitter_permille: u32) -> String {
+    format!(
+        "cmd_ns={} read_access_ns={} read_ns_per_kib={} write_access_ns={} \
+         program_ns_per_kib={} packed_entry_ns={} jitter_permille={jitter_permille}",
+        t.cmd_ns,
+        t.read_access_ns,
+        t.read_ns_per_kib,
+        t.write_access_ns,
+        t.program_ns_per_kib,
+        t.packed_entry_ns
+    )
+}
 
-    /// One command with an R1 response: 48 bits each way on the CMD line, plus cmd_ns.
-    fn command(&self) -> f64 {
-        self.cmd_ns + 96.0 * 1e9 / CLOCK_HZ
-    }
+/// The I/O of one of the plans' workloads on one of their configs, and the bus it runs
+/// on: HS52 at 8 or 4 bits (the bus-width configs), 8 bits for the packed ones.
+fn io_and_bus(workload: &str, config: &str) -> (Io, Bus) {
+    let width = if config == "bus4" { 4 } else { 8 };
+    let io = match workload {
+        "seq-read" => Io::SEQ_READ_512K,
+        "rand-read-4k" => Io::RAND_READ_4K,
+        "seq-write" => Io::SEQ_WRITE_512K,
+        "rand-write-4k" => Io::RAND_WRITE_4K,
+        "packed-16k" => Io::PackedWrite {
+            entries: match config {
+                "unpacked" => 1.0,
+                "packed4" => 4.0,
+                "packed8" => 8.0,
+                "packed-max" => PACKED_MAX,
+                other => panic!("no such packed config {other}"),
+            },
+            entry_bytes: 16384.0,
+        },
+        other => panic!("no formula for workload {other}"),
+    };
+    (io, Bus::new(Mode::Hs, width))
+}
 
-    /// Data blocks of 512 bytes on the DAT lines: 4096 / width clocks each, plus 18.
-    fn bus(blocks: f64, width: f64) -> f64 {
-        blocks * (4096.0 / width + 18.0) * 1e9 / CLOCK_HZ
-    }
-
-    /// ns per I/O of one workload on one config, as the README's formula gives it.
-    fn per_io(&self, workload: &str, config: &str) -> f64 {
-        let width = if config == "bus4" { 4.0 } else { 8.0 };
-        let kib = |bytes: f64| bytes / 1024.0;
-        match workload {
-            // CMD23 + CMD18, the card's access time, the data
-            "seq-read" | "rand-read-4k" => {
-                let bytes = if workload == "seq-read" {
-                    524288.0
-                } else {
-                    4096.0
-                };
-                2.0 * self.command()
-                    + self.read_access_ns
-                    + Self::bus(bytes / 512.0, width)
-                    + kib(bytes) * self.read_ns_per_kib
-            }
-            // CMD23 + CMD25, then the block layer's CMD13
-            "seq-write" | "rand-write-4k" => {
-                let bytes = if workload == "seq-write" {
-                    524288.0
-                } else {
-                    4096.0
-                };
-                3.0 * self.command()
-                    + self.write_access_ns
-                    + Self::bus(bytes / 512.0, width)
-                    + kib(bytes) * self.program_ns_per_kib
-            }
-            // ioctl: CMD23 (+ packed bit) + CMD25 (+ header block) + CMD13, per entry
-            "packed-16k" => {
-                let entries = match config {
-                    "unpacked" => 1.0,
-                    "packed4" => 4.0,
-                    "packed8" => 8.0,
-                    "packed-max" => PACKED_MAX,
-                    other => panic!("no such packed config {other}"),
-                };
-                let (header, per_entry) = if entries > 1.0 {
-                    (1.0, self.packed_entry_ns)
-                } else {
-                    (0.0, 0.0)
-                };
-                let entry = 16384.0;
-                (3.0 * self.command()
-                    + self.write_access_ns
-                    + Self::bus(entries * entry / 512.0 + header, width)
-                    + entries * (per_entry + kib(entry) * self.program_ns_per_kib))
-                    / entries
-            }
-            other => panic!("no formula for workload {other}"),
-        }
-    }
+/// ns per I/O of one workload on one config, as the README's formula gives it.
+fn per_io(set: &Timing, workload: &str, config: &str) -> f64 {
+    let (io, bus) = io_and_bus(workload, config);
+    set.per_io(io, &bus)
 }
 
 const BUS_PLAN: &str = r#"
@@ -231,7 +165,7 @@ size = "3968KiB"
 /// The guest's script: plans, the zero card, the set, results in /out.
 fn script(set: &Timing, jitter_permille: u32, repeat: u32, bus_plan: &str) -> String {
     let set_params = |t: &Timing, j: u32| {
-        t.sysfs_lines(j)
+        sysfs_lines(t, j)
             .split(' ')
             .map(|kv| {
                 let (k, v) = kv.split_once('=').unwrap();
@@ -382,7 +316,7 @@ fn check_set(label: &str, kernel: &str, set: &Timing, jitter_permille: u32) -> S
         for ((workload, config), seconds) in &measured {
             let zero_s = zero[&(workload.clone(), config.clone())];
             let predicted_ns =
-                set.per_io(workload, config) - ZERO.per_io(workload, config) + zero_s * 1e9;
+                per_io(set, workload, config) - per_io(&ZERO, workload, config) + zero_s * 1e9;
             let ratio = predicted_ns / (seconds * 1e9); // = measured / predicted throughput
             table += &format!(
                 "{workload:<13} {config:<11} {:>9.1} us {:>9.1} us  {ratio:>8.4}\n",
@@ -424,7 +358,7 @@ fn check_verdicts(out: &Path, kind: &str, set: &Timing, blocks: usize, table: &s
         }
         let workload = block["workload"].as_str().unwrap();
         let t = |config: &str| {
-            set.per_io(workload, config) - ZERO.per_io(workload, config)
+            per_io(set, workload, config) - per_io(&ZERO, workload, config)
                 + zero[&(workload.to_string(), config.to_string())] * 1e9
         };
         let rows = block["rows"].as_array().unwrap();
