@@ -28,8 +28,9 @@
 //! library (drivers/mmc/host/cqhci-core.c `cqhci_irq()`: CMDQ RED, GCE, ICCE). So a
 //! host driver counts when it is built on one of those libraries; the others (dw_mmc,
 //! mmci, mtk-sd, meson-gx, omap_hsmmc, renesas, ...) leave every counter at 0 whatever
-//! happens, and their zeros mean nothing. [`COUNTING`] is that list, as data; how a
-//! host's driver is matched against it: [`counting`].
+//! happens, and their zeros mean nothing. Out of the tree, the testbed's simulated host
+//! (testbed/emmcsim, module `emmcsim`) counts its errors as sdhci does. [`COUNTING`] is
+//! that list, as data; how a host's driver is matched against it: [`counting`].
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -119,8 +120,10 @@ pub fn parse_delta_text(text: &str) -> Option<Vec<(String, u64)>> {
 }
 
 /// Host-driver code that calls `mmc_debugfs_err_stats_inc()`, by the kernel module it is
-/// in, and where (Linux 6.12.118 and 7.2.13; see the module docs). A host driver counts
-/// when its module is one of these or uses one (`/sys/module/<m>/holders`).
+/// in, and where (Linux 6.12.118 and 7.2.13, and the testbed's module; see the module
+/// docs). A host driver counts when its module is one of these or uses one
+/// (`/sys/module/<m>/holders`). A driver missing here is reported as not counting: add
+/// its module, with the code that counts, when a kernel adds one.
 pub const COUNTING: &[(&str, &str)] = &[
     (
         "sdhci",
@@ -134,6 +137,11 @@ pub const COUNTING: &[(&str, &str)] = &[
     (
         "sdhci_brcmstb",
         "drivers/mmc/host/sdhci-brcmstb.c, sdhci_err_stats_inc() (controller timeouts)",
+    ),
+    (
+        "emmcsim",
+        "testbed/emmcsim/emmcsim.h, emmcsim_err(), from card.c and fault.c (command and data \
+         CRC errors and timeouts, as sdhci counts them)",
     ),
 ];
 
