@@ -35,6 +35,7 @@ pub mod packed;
 pub mod paths;
 pub mod raw_access;
 pub mod render;
+pub mod speed_modes;
 pub mod sysfs;
 pub mod transfer;
 

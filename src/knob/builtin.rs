@@ -1,4 +1,5 @@
-//! The knobs users name in plans (`bus-width`, `packing`, `cmd23`, `cqe`, `cache`) and custom
+//! The knobs users name in plans (`bus-width`, `packing`, `cmd23`, `cqe`, `cache`,
+//! `speed-mode`, `clock`) and custom
 //! `[[knob]]` declarations, resolved against one device. Each built-in is either a knob
 //! or an [`Unavailable`] that says why and what to do instead, decided from the kernel
 //! and the card before anything is written.
@@ -7,10 +8,12 @@ use super::attribute::AttributeKnob;
 use super::bus_width;
 use super::cap_bit::{CapBitKnob, Which};
 use super::caps::HostCaps;
+use super::clock;
 use super::env::unavailable;
 pub use super::env::KnobEnv;
 use super::ext_csd::{ExtCsdAccess, ExtCsdKnob};
 use super::packing::{self, PackingKnob};
+use super::speed_mode;
 use super::{Knob, Unavailable};
 use crate::device::ext_csd_table::{
     CACHE_CTRL, CACHE_SIZE, CMDQ_SUPPORT, EXT_CSD_REV, MAX_PACKED_WRITES,
@@ -112,6 +115,27 @@ pub const BUILTINS: &[Builtin] = &[
         resolve: cache,
         note: |_| "EXT_CSD CACHE_CTRL via CMD6, verified by re-reading EXT_CSD".to_string(),
         current: cache_current,
+        show: str::to_string,
+    },
+    Builtin {
+        name: "speed-mode",
+        values: "legacy, hs, ddr52, hs200, hs400 (what the card's CARD_TYPE has; a mode the \
+                 host came up without: --force)",
+        resolve: speed_mode::resolve,
+        note: speed_mode::note,
+        current: speed_mode::current,
+        show: str::to_string,
+    },
+    Builtin {
+        name: "clock",
+        values: "a clock in Hz, e.g. 26000000 or \"26 MHz\" (above the mode's clock: --force)",
+        resolve: clock::resolve,
+        note: |_| {
+            "debugfs clock (no re-init; set after speed-mode and bus-width, whose re-init \
+             resets it), verified in ios"
+                .to_string()
+        },
+        current: clock::current,
         show: str::to_string,
     },
 ];

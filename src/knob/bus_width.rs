@@ -218,6 +218,10 @@ impl Knob for BusWidthKnob {
         ));
         commands
     }
+
+    fn stage(&self) -> super::Stage {
+        super::Stage::BusWidth
+    }
 }
 
 /// The knob on this device, or why not.

@@ -344,6 +344,15 @@ impl Knob for CapBitKnob {
     fn rebinds_block_device(&self) -> bool {
         true
     }
+
+    /// cqe re-initialises the card with the new caps2 (the card switches its queue at
+    /// init); cmd23 only rebinds.
+    fn stage(&self) -> super::Stage {
+        match self.which {
+            Which::Cqe => super::Stage::Reinit,
+            Which::Cmd23 => super::Stage::AfterInit,
+        }
+    }
 }
 
 #[cfg(test)]

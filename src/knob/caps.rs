@@ -295,6 +295,57 @@ pub(crate) fn caps_tree(caps: &str, caps2: &str, control: &str) -> (tempfile::Te
     (dir, paths)
 }
 
+/// Runtime PM over a fixture tree, driven by what is written to `power/control`
+/// (a FIFO here, which this thread reads line by line as the writes come): `auto`
+/// suspends the card at once if its `autosuspend_delay_ms` is 0, and never otherwise
+/// (the kernel would wait the delay out, which is what a re-init must not do), `on`
+/// resumes it. Returns each control written, with the delay `auto` saw; ends at a
+/// line `end`.
+#[cfg(test)]
+pub(crate) fn runtime_pm(paths: &MmcPaths) -> std::thread::JoinHandle<Vec<String>> {
+    let power = paths.card_sysfs.join("power");
+    let control = power.join("control");
+    std::fs::remove_file(&control).unwrap();
+    nix::unistd::mkfifo(&control, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    // Read and write: the writer's open never waits for a reader, and the FIFO has
+    // no end of file between writes.
+    let fifo = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&control)
+        .unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let status = |s: &str| {
+            // Whole or not at all, as sysfs shows it.
+            let new = power.join("runtime_status.new");
+            std::fs::write(&new, format!("{s}\n")).unwrap();
+            std::fs::rename(&new, power.join("runtime_status")).unwrap();
+        };
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(fifo).lines() {
+            let line = line.unwrap();
+            match line.as_str() {
+                "end" => break,
+                "auto" => {
+                    let delay = std::fs::read_to_string(power.join("autosuspend_delay_ms"))
+                        .unwrap_or_default();
+                    if delay.trim() == "0" {
+                        status("suspended");
+                    }
+                    seen.push(format!("auto (delay {})", delay.trim()));
+                }
+                "on" => {
+                    status("active");
+                    seen.push(line);
+                }
+                _ => seen.push(line),
+            }
+        }
+        seen
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,56 +355,6 @@ mod tests {
         assert_eq!(parse_caps("0x4000014f\n").unwrap(), 0x4000014f);
         assert_eq!(parse_caps("1073742159").unwrap(), 0x4000014f);
         assert!(parse_caps("caps").is_err());
-    }
-
-    /// Runtime PM over a fixture tree, driven by what is written to `power/control`
-    /// (a FIFO here, which this thread reads line by line as the writes come): `auto`
-    /// suspends the card at once if its `autosuspend_delay_ms` is 0, and never otherwise
-    /// (the kernel would wait the delay out, which is what a re-init must not do), `on`
-    /// resumes it. Returns each control written, with the delay `auto` saw; ends at a
-    /// line `end`.
-    fn runtime_pm(paths: &MmcPaths) -> std::thread::JoinHandle<Vec<String>> {
-        let power = paths.card_sysfs.join("power");
-        let control = power.join("control");
-        std::fs::remove_file(&control).unwrap();
-        nix::unistd::mkfifo(&control, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        // Read and write: the writer's open never waits for a reader, and the FIFO has
-        // no end of file between writes.
-        let fifo = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&control)
-            .unwrap();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            let status = |s: &str| {
-                // Whole or not at all, as sysfs shows it.
-                let new = power.join("runtime_status.new");
-                std::fs::write(&new, format!("{s}\n")).unwrap();
-                std::fs::rename(&new, power.join("runtime_status")).unwrap();
-            };
-            let mut seen = Vec::new();
-            for line in std::io::BufReader::new(fifo).lines() {
-                let line = line.unwrap();
-                match line.as_str() {
-                    "end" => break,
-                    "auto" => {
-                        let delay = std::fs::read_to_string(power.join("autosuspend_delay_ms"))
-                            .unwrap_or_default();
-                        if delay.trim() == "0" {
-                            status("suspended");
-                        }
-                        seen.push(format!("auto (delay {})", delay.trim()));
-                    }
-                    "on" => {
-                        status("active");
-                        seen.push(line);
-                    }
-                    _ => seen.push(line),
-                }
-            }
-            seen
-        })
     }
 
     /// The cycle does not wait out the card's autosuspend delay: 0 while it runs, then

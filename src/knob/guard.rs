@@ -1,7 +1,8 @@
 //! Restore on every exit path.
 //!
 //! [`KnobGuard`] owns the knobs of a run. It snapshots them before the first apply and
-//! restores them (last touched first) when the runner is done, whether it finished, failed
+//! restores them (last touched first, the knobs that re-initialise the card before the
+//! others) when the runner is done, whether it finished, failed
 //! or was stopped by a signal (`crate::runner::signals`), and on panic (unwinding drops
 //! it). A restore that fails reports the exact shell commands that finish it by hand.
 //! The guard prints nothing: what it has to say goes to the [`GuardReport`] it was given.
@@ -92,7 +93,7 @@ impl KnobGuard {
             script.push_str(&command);
             script.push('\n');
         }
-        for knob in self.knobs.iter().rev() {
+        for knob in self.restore_order().map(|i| &self.knobs[i]) {
             if let Some(original) = knob.original() {
                 script.push_str(&format!("# {} was {original}\n", knob.name()));
             }
@@ -112,7 +113,9 @@ impl KnobGuard {
             return Ok(());
         }
         let mut failed = Vec::new();
-        for (i, knob) in self.knobs.iter_mut().enumerate().rev() {
+        let order: Vec<usize> = self.restore_order().collect();
+        for i in order {
+            let knob = &mut self.knobs[i];
             if knob.original().is_none() {
                 continue;
             }
@@ -143,6 +146,18 @@ impl KnobGuard {
         Err(KnobsNotRestored {
             knobs: failed_knobs().map(|k| k.name().to_string()).collect(),
         })
+    }
+}
+
+impl KnobGuard {
+    /// The knobs' indices in the order they are restored: last touched first, except
+    /// that the knobs that re-initialise the card come before the others (a
+    /// re-initialisation resets what the core sets at init, such as the clock:
+    /// [`super::Stage`]).
+    fn restore_order(&self) -> impl Iterator<Item = usize> + '_ {
+        let reinit = |i: &usize| self.knobs[*i].stage() != super::Stage::AfterInit;
+        let first = (0..self.knobs.len()).rev().filter(reinit);
+        first.chain((0..self.knobs.len()).rev().filter(move |i| !reinit(i)))
     }
 }
 
@@ -308,5 +323,77 @@ mod tests {
         assert!(err.contains("broken"), "{err}");
         assert_eq!(std::fs::read_to_string(&path_a).unwrap().trim(), "1");
         assert_eq!(*said.lock().unwrap(), ["failed broken", "by hand exit 1"]);
+    }
+
+    /// A knob of a given stage that logs its restores and restore commands.
+    struct Staged {
+        name: &'static str,
+        stage: crate::knob::Stage,
+        log: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>,
+    }
+
+    impl Knob for Staged {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn read(&self) -> Result<String> {
+            Ok("x".into())
+        }
+        fn snapshot(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn original(&self) -> Option<crate::knob::Value> {
+            Some(crate::knob::Value::canonical("x"))
+        }
+        fn adopt(&mut self, _saved: &str) -> Result<()> {
+            Ok(())
+        }
+        fn apply(&mut self, _value: &crate::knob::Value) -> Result<()> {
+            Ok(())
+        }
+        fn restore(&mut self) -> Result<()> {
+            self.log.lock().unwrap().push(self.name);
+            Ok(())
+        }
+        fn restore_commands(&self) -> Vec<String> {
+            vec![format!("restore {}", self.name)]
+        }
+        fn stage(&self) -> crate::knob::Stage {
+            self.stage
+        }
+    }
+
+    /// The clock is set after the re-inits and restored after them: a re-init of the
+    /// card would reset a clock put back before it. restore.sh goes in the same order.
+    #[test]
+    fn knobs_that_re_initialise_the_card_are_restored_first() {
+        use crate::knob::Stage;
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let knob = |name, stage| -> Box<dyn Knob> {
+            Box::new(Staged {
+                name,
+                stage,
+                log: log.clone(),
+            })
+        };
+        let mut guard = KnobGuard::new(
+            vec![
+                knob("bus-width", Stage::BusWidth),
+                knob("speed-mode", Stage::Reinit),
+                knob("cache", Stage::AfterInit),
+                knob("clock", Stage::AfterInit),
+            ],
+            recorder().0,
+        );
+        guard.snapshot_all().unwrap();
+        let script = guard.restore_script();
+        guard.restore_all().unwrap();
+        let order = ["speed-mode", "bus-width", "clock", "cache"];
+        assert_eq!(*log.lock().unwrap(), order);
+        let restores: Vec<&str> = script
+            .lines()
+            .filter_map(|l| l.strip_prefix("restore "))
+            .collect();
+        assert_eq!(restores, order);
     }
 }

@@ -9,6 +9,8 @@
 //! One file per kind: [`attribute`] (sysfs/debugfs file), [`caps`] (debugfs host caps and
 //! the runtime-PM re-init; [`bus_width`] switches the bus with them), [`cap_bit`] (a caps
 //! bit the block driver takes when it binds: CMD23, CQE; [`mmcblk`] rebinds it),
+//! [`speed_mode`] (the speed mode through caps/caps2 and the re-init), [`clock`] (debugfs
+//! `clock`),
 //! [`ext_csd`] (CMD6 SWITCH), [`command`] (shell
 //! hooks); [`builtin`] is the table of the names users type (`bus-width`, `packing`,
 //! `cmd23`, `cqe`, `cache`) and what each resolves to; [`names`] checks the knob names a
@@ -21,6 +23,7 @@ pub mod builtin;
 pub mod bus_width;
 pub mod cap_bit;
 pub mod caps;
+pub mod clock;
 pub mod command;
 pub mod custom;
 pub mod env;
@@ -30,6 +33,7 @@ pub mod mmcblk;
 pub mod names;
 pub mod packing;
 pub mod setting;
+pub mod speed_mode;
 
 use anyhow::Result;
 pub use setting::{KnobName, Setting, Settings, Value, Verified};
@@ -76,6 +80,12 @@ pub trait Knob: Send {
     /// nothing.
     fn adopt(&mut self, saved: &str) -> Result<()>;
 
+    /// What a config that does not set the knob wants of it: its snapshot, for most
+    /// knobs; the clock wants what the card's init chose, in the mode it is in now.
+    fn left_out(&self) -> Result<Option<Value>> {
+        Ok(self.original())
+    }
+
     /// Set a value.
     fn apply(&mut self, value: &Value) -> Result<()>;
 
@@ -111,6 +121,32 @@ pub trait Knob: Send {
     fn rebinds_block_device(&self) -> bool {
         false
     }
+
+    /// Refuse a value given the other knobs' values in the same config (`config`, all
+    /// normalized), before any I/O: `speed-mode hs400` at `bus-width 4`, a `clock` above
+    /// the config's mode. Touches nothing.
+    fn check_together(&self, _value: &Value, _config: &Settings, _force: bool) -> Result<()> {
+        Ok(())
+    }
+
+    /// Where it is brought in place among a config's knobs ([`Stage`]).
+    fn stage(&self) -> Stage {
+        Stage::AfterInit
+    }
+}
+
+/// When a knob is brought in place, relative to the others: a re-initialisation of the
+/// card resets what the core sets at init (the clock, from the mode), so knobs that
+/// re-initialise come first (the bus width before the mode: HS400 needs the 8 bits
+/// when its re-init runs) and are restored first ([`guard::KnobGuard`]); the rest after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// Re-initialises the card with new data lines (`bus-width`).
+    BusWidth,
+    /// Re-initialises the card (`speed-mode`, `cqe` over caps2).
+    Reinit,
+    /// Set on an initialised card (everything else).
+    AfterInit,
 }
 
 /// A snapshot as [`Knob::saved`] writes it: `VALUE key=value ...` (`8 caps=0x4000014f

@@ -68,7 +68,7 @@ mod tests {
         assert_eq!(
             err,
             "config a: unknown knob 'bus_width' (known: bus-width, packing, cmd23, cqe, cache, \
-             marker; declare others with [[knob]])"
+             speed-mode, clock, marker; declare others with [[knob]])"
         );
     }
 

@@ -85,6 +85,10 @@ impl Observer {
     }
 
     pub fn check_expect_possible(&self, config: &ConfigSpec) -> Result<()> {
+        if let Some(want) = &config.expect.timing {
+            crate::device::speed_modes::check_expected_timing(want)
+                .map_err(|why| anyhow::anyhow!("config {}: {why}", config.name))?;
+        }
         if !config.expect.is_empty() && self.env.is_none() {
             bail!(
                 "config {}: expect.* needs an MMC device (/dev/mmcblkN) as --device",
@@ -121,8 +125,11 @@ impl Observer {
                 }
             }
             if let Some(want) = &expect.timing {
-                if &ios.timing != want {
-                    wrong.push(format!("timing '{}', expected '{want}'", ios.timing));
+                if !crate::device::speed_modes::timing_matches(&ios.timing, want) {
+                    wrong.push(format!(
+                        "timing '{}' at {} Hz, expected '{want}' (the mode did not take)",
+                        ios.timing, ios.clock_hz
+                    ));
                 }
             }
         }

@@ -51,6 +51,8 @@ pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobP
         .into_iter()
         .map(|name| observer.knob(name, &session.plan.knob, force))
         .collect::<Result<Vec<_>>>()?;
+    // The knobs that re-initialise the card first (crate::knob::Stage).
+    knobs.sort_by_key(|k| k.stage());
     adopt_originals(session, &mut knobs)?;
     let mut wanted = Vec::new();
     for config in &session.configs {
@@ -69,6 +71,12 @@ pub fn plan(session: &Session, observer: &Observer, force: bool) -> Result<KnobP
                 knob: KnobName::new(name),
                 value,
             });
+        }
+        for knob in &knobs {
+            if let Some(value) = settings.get(knob.name()) {
+                knob.check_together(value, &settings, force)
+                    .with_context(|| format!("config {}", config.name))?;
+            }
         }
         wanted.push(settings);
         observer.check_expect_possible(config)?;
@@ -179,11 +187,14 @@ pub fn put_in_place(
 ) -> Result<(Verified, Vec<KnobName>)> {
     let mut verified = Verified::default();
     let mut applied = Vec::new();
+    // The knobs verified before the last re-initialisation of the card are verified
+    // again after it: the config's state is the one after every apply.
+    let mut verified_before_reinit = 0;
     for knob in guard.knobs_mut() {
         let name = KnobName::new(knob.name());
         let want = match wanted.get(name.as_str()) {
             Some(v) => v.clone(),
-            None => match knob.original() {
+            None => match knob.left_out()? {
                 Some(v) => v,
                 None => continue,
             },
@@ -202,6 +213,9 @@ pub fn put_in_place(
             };
             both(applied_now, reopened)?;
             applied.push(name.clone());
+            if knob.stage() != crate::knob::Stage::AfterInit {
+                verified_before_reinit = verified.iter().count();
+            }
         }
         knob.verify(&want).with_context(|| {
             format!("verifying {name} = {want} (mislabelled data is worse than none: stopping)")
@@ -210,6 +224,17 @@ pub fn put_in_place(
             knob: name,
             value: want,
         });
+    }
+    let again: Vec<&Setting> = verified.iter().take(verified_before_reinit).collect();
+    for knob in guard.knobs_mut() {
+        if let Some(setting) = again.iter().find(|s| s.knob.as_str() == knob.name()) {
+            knob.verify(&setting.value).with_context(|| {
+                format!(
+                    "verifying {} = {} again after a later knob re-initialised the card",
+                    setting.knob, setting.value
+                )
+            })?;
+        }
     }
     Ok((verified, applied))
 }
@@ -286,5 +311,78 @@ mod tests {
         let text = format!("{:#}", both(Ok(()), reopen()).unwrap_err());
         assert_eq!(text, "/dev/mmcblk0 did not come back");
         assert!(both(Ok(()), Ok(())).is_ok());
+    }
+
+    /// A knob that re-initialises the card and, doing so, changes the file of another.
+    struct Reinit {
+        file: std::path::PathBuf,
+        clobbers: std::path::PathBuf,
+    }
+
+    impl Knob for Reinit {
+        fn name(&self) -> &str {
+            "reinit"
+        }
+        fn read(&self) -> Result<String> {
+            Ok(std::fs::read_to_string(&self.file)?.trim().to_string())
+        }
+        fn snapshot(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn original(&self) -> Option<crate::knob::Value> {
+            None
+        }
+        fn adopt(&mut self, _saved: &str) -> Result<()> {
+            Ok(())
+        }
+        fn apply(&mut self, value: &crate::knob::Value) -> Result<()> {
+            std::fs::write(&self.file, value.as_str())?;
+            std::fs::write(&self.clobbers, "reset")?;
+            Ok(())
+        }
+        fn restore(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn restore_commands(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn stage(&self) -> crate::knob::Stage {
+            crate::knob::Stage::Reinit
+        }
+    }
+
+    /// A knob verified before a later knob re-initialised the card is verified again.
+    #[test]
+    fn a_later_re_init_is_caught_by_a_second_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = dir.path().join("disk");
+        std::fs::write(&disk, vec![0u8; 1 << 16]).unwrap();
+        let mut target = TargetSlot::new(
+            crate::workload::Target::open(&disk, false).unwrap(),
+            crate::workload::CardCache::default(),
+        );
+        let a = file_knob(dir.path(), "a", "1");
+        let reinit = Reinit {
+            file: dir.path().join("r"),
+            clobbers: dir.path().join("a"),
+        };
+        std::fs::write(&reinit.file, "0").unwrap();
+        let mut wants = Settings::default();
+        wants.set(Setting {
+            knob: "a".into(),
+            value: a.normalize("2").unwrap(),
+        });
+        wants.set(Setting {
+            knob: "reinit".into(),
+            value: reinit.normalize("1").unwrap(),
+        });
+        let mut guard = KnobGuard::new(vec![Box::new(a), Box::new(reinit)], Box::new(|_| ()));
+        guard.snapshot_all().unwrap();
+        let err = put_in_place(&mut guard, &wants, &mut target).unwrap_err();
+        assert!(
+            format!("{err:#}")
+                .starts_with("verifying a = 2 again after a later knob re-initialised the card"),
+            "{err:#}"
+        );
     }
 }

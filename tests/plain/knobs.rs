@@ -214,3 +214,73 @@ fn packing_on_a_vendor_kernel_layout_switches_verifies_and_restores() {
         vec![format!("echo 17 > {}", attribute.display())]
     );
 }
+
+/// The speed mode and the clock on the emulated eMMC's captures: an HS52 card (CARD_TYPE
+/// 0x03) at 52 MHz in "mmc high-speed"; 6.12 and 7.2 both take the speed bits.
+#[test]
+fn speed_mode_and_clock_on_the_emulated_emmc() {
+    for capture in ["cap-linux6-bus4.txt", "cap-linux7-bus8.txt"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (paths, release) = tree_from_capture(capture, dir.path());
+        std::fs::write(paths.host_debugfs.join("clock"), "52000000\n").unwrap();
+        let env = KnobEnv {
+            paths,
+            kernel_release: release,
+        };
+        let statuses = status(&env);
+        let speed = find(&statuses, "speed-mode");
+        assert!(speed.available, "{capture}: {speed:?}");
+        assert_eq!(speed.value.as_deref(), Some("hs"), "{capture}");
+        let clock = find(&statuses, "clock");
+        assert_eq!(clock.value.as_deref(), Some("52000000"), "{capture}");
+
+        let knob = resolve("speed-mode", &env, false).unwrap();
+        for word in ["legacy", "hs"] {
+            knob.check(&knob.normalize(word).unwrap(), false).unwrap();
+        }
+        for (word, lacks) in [
+            ("ddr52", "DDR_1_8V (bit 2), DDR_1_2V (bit 3)"),
+            ("hs200", "HS200_1_8V (bit 4), HS200_1_2V (bit 5)"),
+        ] {
+            let err = knob
+                .check(&knob.normalize(word).unwrap(), true)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "speed-mode {word}: refused, the card cannot do {word}: EXT_CSD CARD_TYPE \
+                     0x03 has none of {lacks}"
+                ),
+                "{capture}"
+            );
+        }
+    }
+}
+
+#[test]
+fn speed_mode_before_6_7_is_an_across_boots_ab() {
+    let dir = tempfile::tempdir().unwrap();
+    let (paths, _) = tree_from_capture("cap-linux6-bus4.txt", dir.path());
+    let env = KnobEnv {
+        paths,
+        kernel_release: "6.6.60-armmp".into(),
+    };
+    let err = resolve("speed-mode", &env, false)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("Linux 6.6 does not let debugfs write the speed bits")
+            && err.contains("--label"),
+        "{err}"
+    );
+    assert!(resolve("speed-mode", &env, true).is_ok(), "--force tries");
+    let statuses = status(&env);
+    let speed = find(&statuses, "speed-mode");
+    assert_eq!(
+        speed.value.as_deref(),
+        Some("hs"),
+        "current mode still shown"
+    );
+}

@@ -212,14 +212,17 @@ pub const INFO: Page = Page {
 pub const KNOBS: Page = Page {
     command: "mmcab knobs",
     description: &[
-        "Lists the built-in knobs (bus-width, packing, cmd23, cqe, cache) with their current \
+        "Lists the built-in knobs (bus-width, packing, cmd23, cqe, cache, speed-mode, clock) \
+         with their current \
          value, the values they take, whether mmcab can switch them on this kernel and card, \
          and why not when it cannot. Nothing is changed.",
         "bus-width is switched through debugfs `caps` and a runtime-PM re-init of the card \
          (Linux 6.19 or later); packing through /sys/block/mmcblkN/num_wr_reqs_to_start_packing \
          (vendor kernels only: mainline never sent packed commands; A/B them with the ioctl \
          engine instead); cmd23 and cqe through debugfs `caps`/`caps2` and a rebind of the \
-         mmcblk driver; cache by a CMD6 SWITCH of EXT_CSD CACHE_CTRL. Plans name the knobs \
+         mmcblk driver; cache by a CMD6 SWITCH of EXT_CSD CACHE_CTRL; speed-mode through the \
+         speed bits of debugfs `caps`/`caps2` and the same re-init (Linux 6.7 or later); \
+         clock through debugfs `clock`. Plans name the knobs \
          in their `[[config]]` tables (`mmcab-run`(1)).",
     ],
     json: &[

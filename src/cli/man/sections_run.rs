@@ -133,8 +133,13 @@ pub const RUN: Page = Page {
         ),
         (
             "/sys/kernel/debug/mmcN/caps, caps2",
-            "The bus-width, cmd23 and cqe knobs (with the card's power/control and a rebind \
-             through /sys/bus/mmc/drivers/mmcblk/unbind, bind).",
+            "The bus-width, speed-mode, cmd23 and cqe knobs (with the card's power/control \
+             and a rebind through /sys/bus/mmc/drivers/mmcblk/unbind, bind).",
+        ),
+        (
+            "/sys/kernel/debug/mmcN/clock, ios",
+            "The clock knob; ios verifies the bus width, speed mode and clock before every \
+             run, and the config's expect.bus_width, expect.timing and expect.clock_hz.",
         ),
         (
             "/sys/block/<disk>/stat, /sys/kernel/tracing/instances/mmcab-<pid>-<n>/",
