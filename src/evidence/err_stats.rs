@@ -315,6 +315,13 @@ mod tests {
         assert!(stats.0.iter().all(|(_, n)| *n == 0));
         let sdhci = ErrStats::parse(&capture("linux-6.12-sdhci-aspeed.txt")).unwrap();
         assert_eq!(sdhci.0, stats.0, "6.12 prints the same 15 counters");
+        // After a data CRC error and a command timeout (emmcsim counting as sdhci does).
+        let after = ErrStats::parse(&capture("linux-7.2-emmcsim-crc-and-timeout.txt")).unwrap();
+        let delta = after.delta(&stats);
+        assert_eq!(
+            delta_text(&delta),
+            "Command Timeout Occurred:1; Data CRC Errors Occurred:1"
+        );
     }
 
     #[test]

@@ -180,6 +180,27 @@ mod tests {
         assert_eq!(t.text(), "no tuning traced (18 requests)");
     }
 
+    /// The same re-initialisation with the card in HS200 (`--card sim,hs200=1`), and the
+    /// switch from HS200 to high speed (caps2's HS200 bits cleared): 40 CMD21s (the
+    /// module's `tuning_cmds`) through mmc_send_tuning() in the first, none in the second.
+    #[test]
+    fn a_reinit_at_hs200_tunes_and_a_switch_to_hs_does_not() {
+        let read = |name: &str| {
+            let path = format!("{}/tests/fixtures/trace/{name}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_to_string(path).unwrap()
+        };
+        let t = SwitchTrace::from_trace(&read("linux-7.2-emmcsim-reinit-hs200.trace"), "mmc0");
+        assert_eq!(
+            (t.requests, t.cmd21, t.cmd19, t.tuning_errors),
+            (56, 40, 0, 0)
+        );
+        assert_eq!(t.tuning_span_us, Some(1106.0));
+        assert_eq!(t.tuning_sum_us, Some(686.0));
+        assert_eq!(t.text(), "40 x CMD21 in 1.1 ms (sum 0.69 ms)");
+        let hs = SwitchTrace::from_trace(&read("linux-7.2-emmcsim-hs200-to-hs.trace"), "mmc0");
+        assert_eq!((hs.requests, hs.tuning()), (18, 0));
+    }
+
     #[test]
     fn tuning_requests_counted_and_timed() {
         let text = [
