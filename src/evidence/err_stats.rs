@@ -151,6 +151,7 @@ pub enum Counting {
     /// Its module is, or uses, these modules of [`COUNTING`].
     Yes {
         driver: String,
+        module: String,
         through: Vec<String>,
     },
     /// A loadable module that uses none of them.
@@ -164,11 +165,32 @@ impl Counting {
     /// reads back with [`Counting::parse`]'s first word.
     pub fn text(&self) -> String {
         match self {
-            Counting::Yes { driver, through } => format!(
-                "counts: the host driver {driver} uses {} (mmc_debugfs_err_stats_inc() callers \
-                 of Linux 6.12 and 7.2, src/evidence/err_stats.rs)",
-                through.join(", ")
-            ),
+            Counting::Yes {
+                driver,
+                module,
+                through,
+            } => {
+                let how: Vec<String> = through
+                    .iter()
+                    .map(|lib| {
+                        let source = COUNTING
+                            .iter()
+                            .find(|(m, _)| m == lib)
+                            .map_or("", |(_, source)| source);
+                        match lib == module {
+                            true => format!("its module {module} calls it ({source})"),
+                            false => {
+                                format!("its module {module} uses {lib}, which calls it ({source})")
+                            }
+                        }
+                    })
+                    .collect();
+                format!(
+                    "counts: the host driver {driver} counts them: {}; the callers of \
+                     mmc_debugfs_err_stats_inc() mmcab knows: src/evidence/err_stats.rs",
+                    how.join("; ")
+                )
+            }
             Counting::No { driver } => format!(
                 "does not count: the host driver {driver} uses none of {} (the \
                  mmc_debugfs_err_stats_inc() callers of Linux 6.12 and 7.2, \
@@ -219,6 +241,7 @@ pub fn counting(host_class_dir: &Path) -> Counting {
     if !through.is_empty() {
         return Counting::Yes {
             driver: name,
+            module,
             through,
         };
     }
@@ -322,6 +345,8 @@ mod tests {
             delta_text(&delta),
             "Command Timeout Occurred:1; Data CRC Errors Occurred:1"
         );
+        let after = ErrStats::parse(&capture("linux-6.12-emmcsim-crc-and-timeout.txt")).unwrap();
+        assert_eq!(after.delta(&sdhci), delta, "Linux 6.12.95, the same faults");
     }
 
     #[test]
@@ -400,18 +425,33 @@ mod tests {
             c,
             Counting::Yes {
                 driver: "sdhci-aspeed".into(),
+                module: "sdhci_of_aspeed".into(),
                 through: vec!["sdhci".into()]
             }
         );
-        assert!(c
-            .text()
-            .starts_with("counts: the host driver sdhci-aspeed uses sdhci"));
+        assert!(
+            c.text().starts_with(
+                "counts: the host driver sdhci-aspeed counts them: its module sdhci_of_aspeed \
+                 uses sdhci, which calls it (drivers/mmc/host/sdhci.c, sdhci_err_stats_inc()"
+            ),
+            "{}",
+            c.text()
+        );
     }
 
     #[test]
     fn a_module_of_the_list_counts_itself() {
         let (_dir, host) = tree("cqhci-host", Some(("cqhci", true)), &[]);
         assert!(matches!(counting(&host), Counting::Yes { through, .. } if through == ["cqhci"]));
+        let (_dir, host) = tree("emmcsim", Some(("emmcsim", true)), &[]);
+        let text = counting(&host).text();
+        assert!(
+            text.starts_with(
+                "counts: the host driver emmcsim counts them: its module emmcsim calls it \
+                 (testbed/emmcsim/emmcsim.h"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

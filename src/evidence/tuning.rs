@@ -199,6 +199,13 @@ mod tests {
         assert_eq!(t.text(), "40 x CMD21 in 1.1 ms (sum 0.69 ms)");
         let hs = SwitchTrace::from_trace(&read("linux-7.2-emmcsim-hs200-to-hs.trace"), "mmc0");
         assert_eq!((hs.requests, hs.tuning()), (18, 0));
+        // Linux 6.12.95: the same sequence.
+        let t = SwitchTrace::from_trace(&read("linux-6.12-emmcsim-reinit-hs200.trace"), "mmc0");
+        assert_eq!((t.requests, t.cmd21, t.tuning_errors), (56, 40, 0));
+        assert_eq!(
+            (t.tuning_span_us, t.tuning_sum_us),
+            (Some(1063.0), Some(669.0))
+        );
     }
 
     #[test]

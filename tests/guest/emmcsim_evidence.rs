@@ -115,7 +115,10 @@ fn the_run_with_injected_crc_errors_and_timeouts_shows_them_in_err_stats_and_no_
     let meta = s.run.out_json("evidence/res/meta.json");
     let counting = meta["evidence"]["err_stats_counting"].as_str().unwrap();
     assert!(
-        counting.starts_with("counts: the host driver emmcsim uses emmcsim"),
+        counting.starts_with(
+            "counts: the host driver emmcsim counts them: its module emmcsim calls it \
+             (testbed/emmcsim/emmcsim.h"
+        ),
         "{counting}"
     );
 }
