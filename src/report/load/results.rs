@@ -268,10 +268,7 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
                 name: meta.plan_name.clone(),
                 sha256: meta.plan_sha256.clone(),
             }),
-            made_by: Some(MadeBy {
-                version: meta.tool_version.clone(),
-                command_line: meta.command_line.clone(),
-            }),
+            made_by: Some(Named::One(MadeBy::of(meta))),
             ..Header::default()
         },
         hosts: Vec::new(),

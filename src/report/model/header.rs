@@ -75,6 +75,15 @@ pub struct MadeBy {
     pub command_line: Option<Vec<String>>,
 }
 
+impl MadeBy {
+    pub fn of(meta: &crate::record::Meta) -> MadeBy {
+        MadeBy {
+            version: meta.tool_version.clone(),
+            command_line: meta.command_line.clone(),
+        }
+    }
+}
+
 /// The plan a results directory ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanId {
@@ -125,7 +134,7 @@ pub struct Header {
     pub plan: Option<PlanId>,
     /// The mmcab that recorded the results and the command line it was started with
     /// (None: not recorded, results of older versions).
-    pub made_by: Option<MadeBy>,
+    pub made_by: Option<Named<MadeBy>>,
     pub runs: Option<Runs>,
     /// A comparison of directories with several configs: the side every config is
     /// compared with (the same config of it).
