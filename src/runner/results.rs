@@ -295,4 +295,92 @@ mod tests {
     fn directory_names() {
         assert_eq!(sanitize("bus width/8"), "bus_width_8");
     }
+
+    fn ios(timing: &str, clock_hz: u64) -> crate::device::Ios {
+        crate::device::Ios {
+            actual_clock_hz: None,
+            bus_mode: "push-pull".into(),
+            bus_width_bits: 8,
+            clock_hz,
+            driver_type: None,
+            power_mode: "on".into(),
+            signal_voltage: "1.80 V".into(),
+            timing: timing.into(),
+            vdd: "3.3 ~ 3.4 V".into(),
+        }
+    }
+
+    /// A switch that applied a knob is recorded with its trace; one that applied none only
+    /// when `ios`, read again before the run, differs from what the config ran at.
+    #[test]
+    fn switches_are_recorded_when_a_knob_was_applied_or_the_bus_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let hs200 = ios("mmc HS200", 200_000_000);
+        let meta = Meta {
+            configs: vec![ConfigMeta {
+                name: "hs200".into(),
+                ios: Some(hs200.clone()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut recording = Recording {
+            writer: ResultsWriter::create(&dir.path().join("res"), &meta).unwrap(),
+            meta,
+            label: String::new(),
+        };
+        let tuned = crate::evidence::tuning::SwitchTrace {
+            requests: 56,
+            cmd21: 40,
+            ..Default::default()
+        };
+        let switch = |applied: &[&str], ios: Option<crate::device::Ios>| Switch {
+            applied: applied
+                .iter()
+                .map(|k| crate::knob::KnobName::new(*k))
+                .collect(),
+            ios,
+            trace: Some(Ok(tuned.clone())),
+            err_stats: Some(Ok(Vec::new())),
+            ..Switch::default()
+        };
+        recording
+            .note_switch(0, 3, &switch(&["speed-mode"], Some(hs200.clone())))
+            .unwrap();
+        // Nothing applied, the same bus: nothing to record.
+        recording
+            .note_switch(0, 5, &switch(&[], Some(hs200)))
+            .unwrap();
+        recording.note_switch(0, 6, &switch(&[], None)).unwrap();
+        // Nothing applied, but the bus is another: recorded, without knobs.
+        let fell_back = ios("mmc high-speed", 52_000_000);
+        recording
+            .note_switch(0, 7, &switch(&[], Some(fell_back.clone())))
+            .unwrap();
+        recording
+            .note_switch(0, 9, &switch(&[], Some(fell_back)))
+            .unwrap();
+        let text = std::fs::read_to_string(dir.path().join("res/meta.json")).unwrap();
+        let written: Meta = serde_json::from_str(&text).unwrap();
+        let got: Vec<(u32, usize, &str, u64, &str)> = written
+            .switches
+            .iter()
+            .map(|s| {
+                (
+                    s.run,
+                    s.knobs.len(),
+                    s.ios.as_ref().unwrap().timing.as_str(),
+                    s.trace.as_ref().unwrap().cmd21,
+                    s.err_stats.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, 1, "mmc HS200", 40, "none"),
+                (7, 0, "mmc high-speed", 40, "none")
+            ]
+        );
+    }
 }
