@@ -115,13 +115,19 @@ impl From<&RunArgs> for RunOptions {
             dry_run: args.dry_run,
             no_evidence: args.no_evidence,
             assume_cmd23_passthrough: args.assume_cmd23_passthrough,
+            command_line: Vec::new(),
         }
     }
 }
 
 pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<Kind, Failure> {
     let events: Arc<dyn runner::Events> = out.clone();
-    match runner::run(&RunOptions::from(args), events)? {
+    let mut opts = RunOptions::from(args);
+    // Recorded in meta.json: the report's header names the command that made the results.
+    opts.command_line = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    match runner::run(&opts, events)? {
         Outcome::DryRun(session) => {
             // What it will write, where the target can tell (a missing device cannot).
             let writes =

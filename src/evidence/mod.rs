@@ -8,6 +8,9 @@
 //!   bits, open-ended transfers, CQE tasks, errors, opcode mix, device latency);
 //! - [`tracefs`]: the private tracing instance they are read from;
 //! - [`pack_stats`]: `wr_pack_stats` deltas on vendor kernels with packed commands;
+//! - [`err_stats`]: deltas of the host's error counters (debugfs `err_stats`, Linux >=
+//!   6.0), with whether its driver counts any;
+//! - [`tuning`]: the tuning commands traced while a config's knobs were switched;
 //! - [`traced_read`]: one read through the trace, for knobs verified by what the driver does;
 //! - [`sbc`]: whether the kernel passes a user CMD23 on as the transfer's `mrq.sbc`
 //!   (seen in the trace, or decided by the kernel version), for the ioctl engine.
@@ -17,12 +20,14 @@
 //! and in every run's evidence, and the run goes on.
 
 pub mod block_stat;
+pub mod err_stats;
 pub mod pack_stats;
 pub mod requests;
 pub mod sbc;
 pub mod trace;
 pub mod traced_read;
 pub mod tracefs;
+pub mod tuning;
 
 use crate::device::MmcPaths;
 use anyhow::Result;
@@ -41,6 +46,14 @@ pub struct EvidenceMeta {
     pub trace: String,
     /// The card's `wr_pack_stats`.
     pub wr_pack_stats: String,
+    /// The host's debugfs `err_stats` read around every run, or why not (absent in
+    /// results of older mmcab versions).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub err_stats: String,
+    /// Whether the host's driver counts errors there ([`err_stats::Counting::text`]:
+    /// `counts: ...`, `does not count: ...`, `unknown: ...`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub err_stats_counting: String,
 }
 
 /// What one session collects around each run.
@@ -49,6 +62,7 @@ pub struct Collector {
     enabled: bool,
     trace: std::result::Result<tracefs::Instance, String>,
     pack_stats: std::result::Result<PathBuf, String>,
+    err_stats: std::result::Result<PathBuf, String>,
     meta: EvidenceMeta,
 }
 
@@ -57,6 +71,7 @@ pub struct Started {
     stat: std::result::Result<(PathBuf, BlockStat), String>,
     capture: Option<std::result::Result<tracefs::Capture, String>>,
     pack: Option<std::result::Result<String, String>>,
+    errors: Option<std::result::Result<err_stats::ErrStats, String>>,
 }
 
 /// What one run left as evidence.
@@ -69,6 +84,9 @@ pub struct RunEvidence {
     /// `wr_pack_stats` over the run: (packed commands, requests in them); None where the
     /// kernel has no such file.
     pub packed: Option<std::result::Result<(u64, u64), String>>,
+    /// `err_stats` over the run: the counters that counted up, in the kernel's order
+    /// (empty: none did); None where the kernel has no such file.
+    pub err_stats: Option<std::result::Result<Vec<(String, u64)>, String>>,
 }
 
 impl Collector {
@@ -80,10 +98,13 @@ impl Collector {
             enabled: false,
             trace: Err(off.clone()),
             pack_stats: Err(off.clone()),
+            err_stats: Err(off.clone()),
             meta: EvidenceMeta {
                 block_stat: off.clone(),
                 trace: off.clone(),
-                wr_pack_stats: off,
+                wr_pack_stats: off.clone(),
+                err_stats: off,
+                err_stats_counting: String::new(),
             },
         }
     }
@@ -126,6 +147,28 @@ impl Collector {
                 }
             }
         };
+        let err_stats = match mmc {
+            None => Err(not_mmc()),
+            Some(paths) => {
+                let path = paths.host_debugfs.join("err_stats");
+                match err_stats::ErrStats::read(&path) {
+                    Ok(_) => Ok(path),
+                    Err(_) if !path.exists() => Err(format!(
+                        "none: this kernel has no {} (Linux >= 6.0 has it, with debugfs)",
+                        path.display()
+                    )),
+                    Err(e) => Err(format!("unavailable: {e:#}")),
+                }
+            }
+        };
+        let err_stats_counting = match (mmc, &err_stats) {
+            (Some(paths), Ok(_)) => paths
+                .card_sysfs
+                .parent()
+                .map(|host| err_stats::counting(host).text())
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
         let meta = EvidenceMeta {
             block_stat: match block_stat::stat_path(target) {
                 Ok(path) => path.display().to_string(),
@@ -151,12 +194,18 @@ impl Collector {
                 Ok(path) => path.display().to_string(),
                 Err(why) => why.clone(),
             },
+            err_stats: match &err_stats {
+                Ok(path) => path.display().to_string(),
+                Err(why) => why.clone(),
+            },
+            err_stats_counting,
         };
         Collector {
             target: target.to_path_buf(),
             enabled: true,
             trace,
             pack_stats,
+            err_stats,
             meta,
         }
     }
@@ -177,12 +226,14 @@ impl Collector {
                 stat: Err(String::new()),
                 capture: None,
                 pack: None,
+                errors: None,
             };
         }
         let stat = block_stat::stat_path(&self.target)
             .and_then(|path| BlockStat::read_from(&path).map(|s| (path, s)))
             .map_err(|e| format!("{e:#}"));
         let pack = self.pack_stats.as_ref().ok().map(read_pack_stats);
+        let errors = self.read_err_stats();
         let capture = self
             .trace
             .as_ref()
@@ -192,7 +243,61 @@ impl Collector {
             stat,
             capture,
             pack,
+            errors,
         }
+    }
+
+    /// The host's `err_stats` now (None where the kernel has none).
+    fn read_err_stats(&self) -> Option<std::result::Result<err_stats::ErrStats, String>> {
+        if !self.enabled {
+            return None;
+        }
+        let path = self.err_stats.as_ref().ok()?;
+        Some(err_stats::ErrStats::read(path).map_err(|e| format!("{e:#}")))
+    }
+
+    /// The host's `err_stats` before something whose errors are wanted
+    /// ([`Collector::err_stats_since`]); None where there are none to read.
+    pub fn err_stats_now(&self) -> Option<std::result::Result<err_stats::ErrStats, String>> {
+        self.read_err_stats()
+    }
+
+    /// What counted up since `before` ([`Collector::err_stats_now`]).
+    pub fn err_stats_since(
+        &self,
+        before: std::result::Result<err_stats::ErrStats, String>,
+    ) -> std::result::Result<Vec<(String, u64)>, String> {
+        let before = before?;
+        match self.read_err_stats() {
+            Some(after) => after.map(|a| a.delta(&before)),
+            None => Err("err_stats: not read".into()),
+        }
+    }
+
+    /// Trace the host's requests while `f` switches a config's knobs: what the kernel
+    /// did, its tuning above all ([`tuning::SwitchTrace`]), or why there is no trace.
+    pub fn trace_switch<T>(
+        &self,
+        f: impl FnOnce() -> T,
+    ) -> (T, std::result::Result<tuning::SwitchTrace, String>) {
+        let instance = match &self.trace {
+            Ok(instance) if self.enabled => instance,
+            Ok(_) | Err(_) => return (f(), Err(self.meta.trace.clone())),
+        };
+        let mut f = Some(f);
+        let mut ran = None;
+        let traced = instance.trace_of(|| ran = f.take().map(|f| f()));
+        // Tracing could not start: the switch is done all the same, untraced.
+        let result = match (ran, f) {
+            (Some(result), _) => result,
+            (None, Some(f)) => f(),
+            (None, None) => unreachable!("the switch ran or is still to run"),
+        };
+        let traced = match traced {
+            Ok(((), text)) => Ok(tuning::SwitchTrace::from_trace(&text, instance.host())),
+            Err(e) => Err(format!("failed: {e:#}")),
+        };
+        (result, traced)
     }
 
     /// Stop tracing and read the counters again, right after the run's last I/O; None
@@ -225,10 +330,18 @@ impl Collector {
             (_, Some(Err(e))) => Some(Err(e)),
             _ => None,
         };
+        let err_stats = match started.errors {
+            Some(Ok(before)) => self
+                .read_err_stats()
+                .map(|after| after.map(|a| a.delta(&before))),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        };
         Some(RunEvidence {
             block_stat,
             trace,
             packed,
+            err_stats,
         })
     }
 }
@@ -317,87 +430,5 @@ impl RunEvidence {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// No tracefs: meta.json and every run say why, and the run goes on with what there is.
-    #[test]
-    fn without_tracefs_the_run_goes_on_and_says_why() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("target");
-        std::fs::write(&target, b"x").unwrap();
-        let paths = MmcPaths::under(dir.path());
-        let collector = Collector::open_with(&target, Some(&paths), || {
-            anyhow::bail!("tracefs is not mounted (looked in /nonexistent)")
-        });
-        assert_eq!(
-            collector.meta().trace,
-            "unavailable: tracefs is not mounted (looked in /nonexistent)"
-        );
-        assert!(collector
-            .meta()
-            .wr_pack_stats
-            .contains("removed packed commands"));
-        let evidence = collector.finish(collector.start()).expect("evidence is on");
-        assert_eq!(
-            evidence.trace.as_ref().unwrap_err(),
-            &collector.meta().trace
-        );
-        assert!(evidence.packed.is_none());
-        assert_eq!(evidence.trace_status(), "unavailable");
-        assert!(
-            evidence.summary().contains("trace unavailable"),
-            "{}",
-            evidence.summary()
-        );
-    }
-
-    #[test]
-    fn not_permitted_is_said_with_what_to_do() {
-        // A tracefs root whose instances directory cannot be written (a read-only
-        // directory for a normal user; root gets a file in its way instead).
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("tracing");
-        std::fs::create_dir_all(root.join("events/mmc/mmc_request_start")).unwrap();
-        std::fs::write(root.join("instances"), b"").unwrap();
-        let target = dir.path().join("target");
-        std::fs::write(&target, b"x").unwrap();
-        let collector =
-            Collector::open_with(&target, Some(&MmcPaths::under(dir.path())), || Ok(root));
-        let why = &collector.meta().trace;
-        assert!(
-            why.starts_with("unavailable: ") && why.contains("instances"),
-            "{why}"
-        );
-    }
-
-    #[test]
-    fn off_collects_nothing() {
-        let collector = Collector::off();
-        assert!(collector.finish(collector.start()).is_none());
-        assert!(collector.meta().trace.contains("--no-evidence"));
-    }
-
-    #[test]
-    fn packing_statistics_found_disabled_are_reported_not_guessed() {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = MmcPaths::under(dir.path());
-        std::fs::create_dir_all(&paths.card_debugfs).unwrap();
-        let stats = paths.card_debugfs.join("wr_pack_stats");
-        std::fs::write(&stats, "").unwrap();
-        let target = dir.path().join("target");
-        std::fs::write(&target, b"x").unwrap();
-        let collector =
-            Collector::open_with(&target, Some(&paths), || anyhow::bail!("no tracefs here"));
-        assert_eq!(collector.meta().wr_pack_stats, stats.display().to_string());
-        let evidence = collector.finish(collector.start()).unwrap();
-        let err = evidence.packed.unwrap().unwrap_err();
-        assert!(err.contains("disabled"), "{err}");
-        // Enabled and counting: the delta of the run.
-        std::fs::write(&stats, "mmc0: Packed 2 reqs - 1 times\n").unwrap();
-        let started = collector.start();
-        std::fs::write(&stats, "mmc0: Packed 2 reqs - 4 times\n").unwrap();
-        let evidence = collector.finish(started).unwrap();
-        assert_eq!(evidence.packed, Some(Ok((3, 6))));
-    }
-}
+#[path = "collector_tests.rs"]
+mod tests;

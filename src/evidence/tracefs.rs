@@ -150,6 +150,11 @@ impl Instance {
         &self.dir
     }
 
+    /// The host whose requests it traces (`mmc0`).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
     fn write(&self, file: &str, value: &str) -> Result<()> {
         write(&self.dir, file, value)
     }

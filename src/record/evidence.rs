@@ -5,7 +5,8 @@
 //!   then what the mmc trace showed. Counts are empty (not 0) when their source was
 //!   unavailable; `trace` says why (`ok`, `lost N events` when the ring buffer overran,
 //!   or the reason there is no trace), and `trace_lost_events` (the last column) is that
-//!   count as a number.
+//!   count as a number; `err_stats` the host's error counters that counted up in the
+//!   run.
 //! - `request_sizes.csv`: per run x direction, how many requests of each size the
 //!   driver got (the histogram behind the mean, the p99 and the report's chart).
 //! - meta.json's `evidence`: where each source was read from, or why not.
@@ -72,6 +73,14 @@ pub struct EvidenceRow {
     /// empty without a trace, and in results recorded before this column (the last, so
     /// the columns before it keep their positions).
     pub trace_lost_events: Option<u64>,
+    /// The host's error counters (debugfs `err_stats`) that counted up during the run,
+    /// as the kernel names them (`Data CRC Errors Occurred:1; Command Timeout
+    /// Occurred:2`), `none` when none did; the run's, the same on each of its rows (do
+    /// not add them up over directions). Empty where the file was not read (meta.json's
+    /// `evidence.err_stats` says why) and in results recorded before this column (the
+    /// last).
+    #[serde(default)]
+    pub err_stats: String,
 }
 
 /// One row of `request_sizes.csv`.
@@ -113,6 +122,10 @@ pub fn rows_for(key: &RunKey, evidence: &RunEvidence) -> (Vec<EvidenceRow>, Vec<
             stat_ticks_ms: stat.map(|s| s.ticks_ms),
             trace: trace_status.clone(),
             trace_lost_events: evidence.trace.as_ref().ok().map(|t| t.lost_events),
+            err_stats: match &evidence.err_stats {
+                Some(Ok(delta)) => crate::evidence::err_stats::delta_text(delta),
+                _ => String::new(),
+            },
             ..Default::default()
         };
         if let Some(r) = &mut requests {

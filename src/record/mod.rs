@@ -264,6 +264,38 @@ pub struct Meta {
     /// runs' numbers are not those of the engine as it is meant to run. Absent: nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub engine_fallbacks: Vec<String>,
+    /// The command line that started the run (`mmcab run ...`, each argument as given;
+    /// a resumed run keeps its first start's). Absent in results of older mmcab versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_line: Option<Vec<String>>,
+    /// Every switch between configs: the knobs applied before a run, the bus as it was
+    /// afterwards and the tuning the kernel did meanwhile (also a run whose verification
+    /// found `ios` changed without a switch). Absent in results of older mmcab versions
+    /// and when no knob was ever applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<SwitchMeta>,
+}
+
+/// One switch to a config (meta.json `switches[]`), recorded with the run it served.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SwitchMeta {
+    pub config: String,
+    /// The run that came right after it.
+    pub run: u32,
+    /// The knobs applied (the ones that differed), in the order they were; empty: none
+    /// was, and `ios` differed from what was recorded for the config before.
+    pub knobs: Vec<KnobName>,
+    /// debugfs `ios` after the knobs were applied and verified (None: not read).
+    pub ios: Option<crate::device::Ios>,
+    /// The host's requests during the switch, its tuning above all; None when there is
+    /// no trace (`trace_unavailable` says why).
+    pub trace: Option<crate::evidence::tuning::SwitchTrace>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub trace_unavailable: String,
+    /// The host's `err_stats` counters that counted up during the switch (evidence.csv's
+    /// words; `none`), empty when not read.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub err_stats: String,
 }
 
 /// What identifies a block device target besides an MMC card's CID: its size, the

@@ -329,14 +329,18 @@ mod tests {
             ..Default::default()
         };
         let mut text = String::from_utf8(header_of(&row).unwrap()).unwrap();
-        let old_header = text.strip_suffix(",trace_lost_events").unwrap().to_string();
+        // Written before trace_lost_events and err_stats (the last two columns).
+        let old_header = text
+            .strip_suffix(",trace_lost_events,err_stats")
+            .unwrap()
+            .to_string();
         text = format!("{old_header}\n");
         let mut line = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(Vec::new());
         line.serialize(&row).unwrap();
         let line = String::from_utf8(line.into_inner().unwrap()).unwrap();
-        text.push_str(line.strip_suffix(",3\n").unwrap());
+        text.push_str(line.strip_suffix(",3,\n").unwrap());
         text.push('\n');
         std::fs::write(out.join(EVIDENCE_CSV), &text).unwrap();
 

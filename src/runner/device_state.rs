@@ -157,6 +157,15 @@ impl Observer {
         Ok(())
     }
 
+    /// debugfs `ios` now (the card kept active while it is read), None when the target
+    /// is not an MMC card or it cannot be read.
+    pub fn ios(&self) -> Option<crate::device::Ios> {
+        let env = self.env.as_ref()?;
+        HostCaps::new(&env.paths)
+            .while_active(|| crate::device::ios::read_ios(&env.paths))
+            .ok()
+    }
+
     /// ios and EXT_CSD as they are now, into a config's meta.json entry that has none
     /// yet; true when something was filled in.
     pub fn observe_config_once(&self, meta: &mut ConfigMeta) -> bool {

@@ -1,11 +1,17 @@
 //! The knobs of a session: which ones its configs use, what each config wants of them
-//! (checked for every value before any I/O), and bringing them in place before a run.
+//! (checked for every value before any I/O), and bringing them in place before a run,
+//! with the host's requests traced meanwhile ([`switch_to`]: the tuning a
+//! re-initialisation did) and its error counters read around it.
 
 use super::device_state::Observer;
 use super::reopen::TargetSlot;
 use super::session::Session;
+use crate::device::Ios;
+use crate::evidence::tuning::SwitchTrace;
+use crate::evidence::Collector;
 use crate::knob::guard::KnobGuard;
 use crate::knob::{Knob, KnobName, Setting, Settings, Verified};
+use crate::plan::config::ConfigSpec;
 use crate::plan::knob::KnobKind;
 use anyhow::{Context, Result};
 
@@ -109,16 +115,78 @@ fn adopt_originals(session: &Session, knobs: &mut [Box<dyn Knob>]) -> Result<()>
     Ok(())
 }
 
+/// What putting a config in place did: every knob verified, which were applied, the
+/// bus afterwards and what the host did meanwhile.
+#[derive(Debug, Default)]
+pub struct Switch {
+    pub verified: Verified,
+    /// The knobs that differed and were applied, in order.
+    pub applied: Vec<KnobName>,
+    /// debugfs `ios` once the knobs were verified and the expectations checked (read
+    /// when asked for, or when a knob was applied; None when not read or unreadable).
+    pub ios: Option<Ios>,
+    /// The host's requests during the switch, or why there is no trace; None when the
+    /// session has no knobs (nothing was traced).
+    pub trace: Option<std::result::Result<SwitchTrace, String>>,
+    /// The host's `err_stats` counters that counted up during the switch.
+    pub err_stats: Option<std::result::Result<Vec<(String, u64)>, String>>,
+}
+
+/// Whether checking `config`'s expectations reads debugfs `ios` (bus width, clock,
+/// timing): then the bus it ran at is read again before each of its runs.
+pub fn expect_reads_ios(config: &ConfigSpec) -> bool {
+    let e = &config.expect;
+    e.bus_width.is_some() || e.clock_hz.is_some() || e.timing.is_some()
+}
+
+/// Put `config` in place ([`put_in_place`]) and check its expectations, with the host's
+/// requests traced and its error counters read around both; then read `ios` (inside the
+/// trace: waking the card re-initialises it too) when `read_ios` or a knob was applied.
+pub fn switch_to(
+    guard: &mut KnobGuard,
+    wanted: &Settings,
+    target: &mut TargetSlot,
+    observer: &Observer,
+    config: &ConfigSpec,
+    evidence: &Collector,
+    read_ios: bool,
+) -> Result<Switch> {
+    let traced = !guard.names().is_empty();
+    let before = traced.then(|| evidence.err_stats_now()).flatten();
+    let mut switch = || -> Result<Switch> {
+        let (verified, applied) = put_in_place(guard, wanted, target)?;
+        observer.check_expect(config)?;
+        let ios = (read_ios || !applied.is_empty())
+            .then(|| observer.ios())
+            .flatten();
+        Ok(Switch {
+            verified,
+            applied,
+            ios,
+            ..Switch::default()
+        })
+    };
+    if !traced {
+        return switch();
+    }
+    let (done, trace) = evidence.trace_switch(switch);
+    let mut done = done?;
+    done.trace = Some(trace);
+    done.err_stats = before.map(|b| evidence.err_stats_since(b));
+    Ok(done)
+}
+
 /// Bring every knob to what this config wants (knobs the config leaves out go back to
 /// their snapshot), applying only those that differ, then verify all of them. Returns
-/// every knob verified, with its value. The target is closed while a knob rebinds the
-/// block driver and opened again (re-checked) right after.
+/// every knob verified, with its value, and the ones applied. The target is closed
+/// while a knob rebinds the block driver and opened again (re-checked) right after.
 pub fn put_in_place(
     guard: &mut KnobGuard,
     wanted: &Settings,
     target: &mut TargetSlot,
-) -> Result<Verified> {
+) -> Result<(Verified, Vec<KnobName>)> {
     let mut verified = Verified::default();
+    let mut applied = Vec::new();
     // The knobs verified before the last re-initialisation of the card are verified
     // again after it: the config's state is the one after every apply.
     let mut verified_before_reinit = 0;
@@ -136,14 +204,15 @@ pub fn put_in_place(
             if rebinds {
                 target.close();
             }
-            let applied = knob
+            let applied_now = knob
                 .apply(&want)
                 .with_context(|| format!("applying {name} = {want}"));
             let reopened = match rebinds {
                 true => target.reopen(),
                 false => Ok(()),
             };
-            both(applied, reopened)?;
+            both(applied_now, reopened)?;
+            applied.push(name.clone());
             if knob.stage() != crate::knob::Stage::AfterInit {
                 verified_before_reinit = verified.iter().count();
             }
@@ -167,7 +236,7 @@ pub fn put_in_place(
             })?;
         }
     }
-    Ok(verified)
+    Ok((verified, applied))
 }
 
 #[cfg(test)]
@@ -208,14 +277,20 @@ mod tests {
         let mut guard = KnobGuard::new(vec![Box::new(a), Box::new(b)], Box::new(|_| ()));
         guard.snapshot_all().unwrap();
 
-        let verified = put_in_place(&mut guard, &wants_a, &mut target).unwrap();
+        let (verified, applied) = put_in_place(&mut guard, &wants_a, &mut target).unwrap();
         assert_eq!(verified.to_string(), "a=2 b=x");
+        assert_eq!(applied, [KnobName::new("a")]);
         assert_eq!(content(dir.path(), "a"), "2");
 
         // Something else changed b: a config that leaves both out puts both back.
         std::fs::write(dir.path().join("b"), "y\n").unwrap();
-        let verified = put_in_place(&mut guard, &Settings::default(), &mut target).unwrap();
+        let (verified, applied) =
+            put_in_place(&mut guard, &Settings::default(), &mut target).unwrap();
         assert_eq!(verified.to_string(), "a=1 b=x");
+        assert_eq!(applied, [KnobName::new("a"), KnobName::new("b")]);
+        // Nothing differs: nothing is applied.
+        let (_, applied) = put_in_place(&mut guard, &Settings::default(), &mut target).unwrap();
+        assert!(applied.is_empty());
         assert_eq!(
             (content(dir.path(), "a"), content(dir.path(), "b")),
             ("1".into(), "x".into())

@@ -86,6 +86,8 @@ pub struct RunOptions {
     pub no_evidence: bool,
     /// Take the kernel's CMD23 pass-through for granted (packed ioctl writes).
     pub assume_cmd23_passthrough: bool,
+    /// The command line as given (`mmcab run ...`), recorded in meta.json.
+    pub command_line: Vec<String>,
 }
 
 impl RunOptions {

@@ -4,6 +4,7 @@
 
 use super::device_state::Observer;
 use super::events::{Event, Events, RunInfo};
+use super::knobs::Switch;
 use super::session::{hex, Session};
 use crate::clock::{unix_now, utc_stamp};
 use crate::device::sysfs::read_trimmed;
@@ -13,7 +14,7 @@ use crate::plan::matrix::Slot;
 use crate::record::run_key::RunKey;
 use crate::record::until_ci::UntilCi;
 use crate::record::writer::{read_rows, ResultsWriter};
-use crate::record::{ConfigMeta, EvidenceMeta, Meta, RunRow, RESTORE_SH, RUNS_CSV};
+use crate::record::{ConfigMeta, EvidenceMeta, Meta, RunRow, SwitchMeta, RESTORE_SH, RUNS_CSV};
 use crate::workload::WorkloadResult;
 use anyhow::Result;
 use sha2::{Digest, Sha256};
@@ -100,6 +101,48 @@ impl Recording {
             self.writer.write_meta(&self.meta)?;
         }
         Ok(())
+    }
+
+    /// Whether the config's bus settings are in meta.json already.
+    pub fn has_observed(&self, config: usize) -> bool {
+        self.meta.configs[config].ios.is_some()
+    }
+
+    /// A switch to a config into meta.json (`switches`): when a knob was applied, or
+    /// when `ios` read before the run differs from what the config ran at before.
+    pub fn note_switch(&mut self, config: usize, run: u32, switch: &Switch) -> Result<()> {
+        let name = &self.meta.configs[config].name;
+        let last_ios = self
+            .meta
+            .switches
+            .iter()
+            .rev()
+            .find(|s| &s.config == name && s.ios.is_some())
+            .and_then(|s| s.ios.as_ref())
+            .or(self.meta.configs[config].ios.as_ref());
+        let ios_changed = switch.ios.is_some() && switch.ios.as_ref() != last_ios;
+        if switch.applied.is_empty() && !ios_changed {
+            return Ok(());
+        }
+        let (trace, trace_unavailable) = match &switch.trace {
+            Some(Ok(t)) => (Some(t.clone()), String::new()),
+            Some(Err(why)) => (None, why.clone()),
+            None => (None, String::new()),
+        };
+        let entry = SwitchMeta {
+            config: name.clone(),
+            run,
+            knobs: switch.applied.clone(),
+            ios: switch.ios.clone(),
+            trace,
+            trace_unavailable,
+            err_stats: match &switch.err_stats {
+                Some(Ok(delta)) => crate::evidence::err_stats::delta_text(delta),
+                _ => String::new(),
+            },
+        };
+        self.meta.switches.push(entry);
+        self.writer.write_meta(&self.meta)
     }
 
     /// Where this session's evidence comes from, into meta.json (a resumed run says
@@ -215,6 +258,8 @@ pub fn new_meta(session: &Session) -> Meta {
         finished_unix_s: None,
         evidence: None,
         engine_fallbacks: Vec::new(),
+        command_line: (!session.command_line.is_empty()).then(|| session.command_line.clone()),
+        switches: Vec::new(),
     }
 }
 
@@ -249,5 +294,93 @@ mod tests {
     #[test]
     fn directory_names() {
         assert_eq!(sanitize("bus width/8"), "bus_width_8");
+    }
+
+    fn ios(timing: &str, clock_hz: u64) -> crate::device::Ios {
+        crate::device::Ios {
+            actual_clock_hz: None,
+            bus_mode: "push-pull".into(),
+            bus_width_bits: 8,
+            clock_hz,
+            driver_type: None,
+            power_mode: "on".into(),
+            signal_voltage: "1.80 V".into(),
+            timing: timing.into(),
+            vdd: "3.3 ~ 3.4 V".into(),
+        }
+    }
+
+    /// A switch that applied a knob is recorded with its trace; one that applied none only
+    /// when `ios`, read again before the run, differs from what the config ran at.
+    #[test]
+    fn switches_are_recorded_when_a_knob_was_applied_or_the_bus_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let hs200 = ios("mmc HS200", 200_000_000);
+        let meta = Meta {
+            configs: vec![ConfigMeta {
+                name: "hs200".into(),
+                ios: Some(hs200.clone()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut recording = Recording {
+            writer: ResultsWriter::create(&dir.path().join("res"), &meta).unwrap(),
+            meta,
+            label: String::new(),
+        };
+        let tuned = crate::evidence::tuning::SwitchTrace {
+            requests: 56,
+            cmd21: 40,
+            ..Default::default()
+        };
+        let switch = |applied: &[&str], ios: Option<crate::device::Ios>| Switch {
+            applied: applied
+                .iter()
+                .map(|k| crate::knob::KnobName::new(*k))
+                .collect(),
+            ios,
+            trace: Some(Ok(tuned.clone())),
+            err_stats: Some(Ok(Vec::new())),
+            ..Switch::default()
+        };
+        recording
+            .note_switch(0, 3, &switch(&["speed-mode"], Some(hs200.clone())))
+            .unwrap();
+        // Nothing applied, the same bus: nothing to record.
+        recording
+            .note_switch(0, 5, &switch(&[], Some(hs200)))
+            .unwrap();
+        recording.note_switch(0, 6, &switch(&[], None)).unwrap();
+        // Nothing applied, but the bus is another: recorded, without knobs.
+        let fell_back = ios("mmc high-speed", 52_000_000);
+        recording
+            .note_switch(0, 7, &switch(&[], Some(fell_back.clone())))
+            .unwrap();
+        recording
+            .note_switch(0, 9, &switch(&[], Some(fell_back)))
+            .unwrap();
+        let text = std::fs::read_to_string(dir.path().join("res/meta.json")).unwrap();
+        let written: Meta = serde_json::from_str(&text).unwrap();
+        let got: Vec<(u32, usize, &str, u64, &str)> = written
+            .switches
+            .iter()
+            .map(|s| {
+                (
+                    s.run,
+                    s.knobs.len(),
+                    s.ios.as_ref().unwrap().timing.as_str(),
+                    s.trace.as_ref().unwrap().cmd21,
+                    s.err_stats.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, 1, "mmc HS200", 40, "none"),
+                (7, 0, "mmc high-speed", 40, "none")
+            ]
+        );
     }
 }

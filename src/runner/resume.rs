@@ -70,6 +70,7 @@ pub fn session(opts: &RunOptions, dir: &Path, for_run: bool) -> Result<Session> 
         label: meta.label.clone(),
         target,
         finished,
+        command_line: meta.command_line.clone().unwrap_or_default(),
         resumed: writer.map(|w| (w, meta)),
         torn,
     })

@@ -328,13 +328,24 @@ impl Loop<'_> {
                 slot.run, run.total, config.name, spec.name, slot.repetition
             ),
         };
-        let verified = knobs::put_in_place(guard, &self.wanted[slot.config], &mut self.target)
-            .with_context(|| what.clone())?;
-        self.observer
-            .check_expect(config)
-            .with_context(|| what.clone())?;
+        let read_ios = self
+            .recording
+            .as_ref()
+            .is_some_and(|r| knobs::expect_reads_ios(config) || !r.has_observed(slot.config));
+        let switch = knobs::switch_to(
+            guard,
+            &self.wanted[slot.config],
+            &mut self.target,
+            self.observer,
+            config,
+            self.evidence,
+            read_ios,
+        )
+        .with_context(|| what.clone())?;
+        let verified = &switch.verified;
         if let Some(recording) = &mut self.recording {
             recording.observe_config(slot.config, self.observer)?;
+            recording.note_switch(slot.config, slot.run, &switch)?;
             self.drop_caches_for(&spec);
         }
         self.events.event(Event::RunStarting { run });
@@ -372,7 +383,7 @@ impl Loop<'_> {
         self.done += 1;
         self.events.event(Event::RunDone {
             run,
-            verified: &verified,
+            verified,
             result: &result,
             evidence: evidence.as_ref(),
         });

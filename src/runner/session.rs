@@ -46,6 +46,8 @@ pub struct Session {
     pub resumed: Option<(ResultsWriter, Meta)>,
     /// Torn last lines cut off when resuming.
     pub torn: Vec<TornLine>,
+    /// The command line that started it (meta.json `command_line`; empty: not known).
+    pub command_line: Vec<String>,
 }
 
 impl Session {
@@ -114,6 +116,7 @@ impl Session {
             finished: BTreeSet::new(),
             resumed: None,
             torn: Vec::new(),
+            command_line: opts.command_line.clone(),
         })
     }
 

@@ -12,6 +12,7 @@ mod boots;
 mod emmcsim;
 mod emmcsim_cache;
 mod emmcsim_cqe;
+mod emmcsim_evidence;
 mod emmcsim_faults;
 mod emmcsim_geometry;
 mod emmcsim_model;

@@ -115,7 +115,8 @@ pub const RUN: Page = Page {
             "DIR/evidence.csv, DIR/request_sizes.csv",
             "What the kernel did in each run x direction: block statistics deltas, requests \
              and bytes, CMD23 use, open-ended requests, queue tasks, errors, opcodes, device \
-             latency, wr_pack_stats, lost trace events; and the request-size histogram.",
+             latency, wr_pack_stats, lost trace events, the host's err_stats counters that \
+             counted up; and the request-size histogram.",
         ),
         (
             "DIR/verify_errors.csv",
@@ -125,7 +126,8 @@ pub const RUN: Page = Page {
             "DIR/meta.json",
             "Tool version, results `format_version`, kernel and cmdline, the device (as \
              `mmcab info --json`), ios and EXT_CSD per config, the plan and its SHA-256, \
-             sweeps, `knob_originals`, `engine_fallbacks`, `until_ci`.",
+             sweeps, `knob_originals`, `engine_fallbacks`, `until_ci`, `command_line`, \
+             `switches` (each switch to a config: knobs applied, ios, the tuning traced).",
         ),
         (
             "DIR/restore.sh",

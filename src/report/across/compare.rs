@@ -22,7 +22,7 @@ use crate::report::across::sides::relabel;
 pub use crate::report::across::sides::{labels, out_dir, Sides};
 use crate::report::load::dir::ResultsDir;
 use crate::report::load::results;
-use crate::report::model::header::{Caption, Count, Kernel, Named, Runs, Title};
+use crate::report::model::header::{Caption, Count, Kernel, MadeBy, Named, Runs, Title};
 use crate::report::model::{Block, Boots, ConfigRow, Note, Report};
 use crate::stats::boots::CalibratedSpread;
 use anyhow::{bail, Result};
@@ -196,6 +196,11 @@ fn describe(report: &mut Report, sides: &Sides) {
         if report.header.device.is_some() {
             report.header.device = Some(Named::Each(per_label));
         }
+    }
+    // Results made by different mmcabs or command lines: each directory's.
+    let made_by: Vec<MadeBy> = dirs.iter().map(|d| MadeBy::of(&d.meta)).collect();
+    if made_by.iter().any(|m| *m != made_by[0]) && report.header.made_by.is_some() {
+        report.header.made_by = Some(Named::Each(labels(dirs).into_iter().zip(made_by).collect()));
     }
     let kernels: Vec<(String, Kernel)> = sides
         .kernels()

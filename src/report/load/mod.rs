@@ -9,4 +9,5 @@ pub mod host;
 pub mod probe;
 pub mod reference;
 pub mod results;
+pub mod switches;
 pub mod what_ran;

@@ -19,7 +19,9 @@ use super::dir::ResultsDir;
 use crate::plan::spec::Plan;
 use crate::plan::sweep::SweepOver;
 use crate::record::RunRow;
-use crate::report::model::header::{Caption, Count, Header, Kernel, Named, PlanId, Runs, Title};
+use crate::report::model::header::{
+    Caption, Count, Header, Kernel, MadeBy, Named, PlanId, Runs, Title,
+};
 use crate::report::model::{
     against, rows_for, BaselineOf, Block, Metric, Report, Sample, SweepPoint,
 };
@@ -266,11 +268,15 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
                 name: meta.plan_name.clone(),
                 sha256: meta.plan_sha256.clone(),
             }),
+            made_by: Some(Named::One(MadeBy::of(meta))),
             ..Header::default()
         },
         hosts: Vec::new(),
         setup: Some(crate::report::load::what_ran::setup(
-            meta, &configs, &workloads,
+            meta,
+            &dir.evidence,
+            &configs,
+            &workloads,
         )),
         caption: None,
         blocks: blocks(dir, &configs, &workloads, baseline_of),

@@ -4,7 +4,8 @@
 //! the options and notes `mmcab export fio` writes for them (one translation:
 //! [`crate::workload::fio`]; iozone's sizes and flags for `rw = "iozone"` jobs), with
 //! `--scale-down` applied.
-//! Everything comes from meta.json: the configs' recorded `ios` and the plan's text.
+//! Everything comes from meta.json: the configs' recorded `ios` and switches, and the
+//! plan's text; the host's error counters from evidence.csv ([`super::switches`]).
 //! The words are [`crate::report::render::setup`]'s.
 
 use crate::plan::spec::Plan;
@@ -32,10 +33,13 @@ pub fn configs(meta: &Meta, configs: &[String]) -> Vec<ConfigSetup> {
                 (None, None) => Bus::NotMmc,
                 (None, Some(_)) => Bus::NotRecorded,
             };
+            let first = recorded.and_then(|c| c.ios.as_ref());
             ConfigSetup {
                 name: name.clone(),
                 knobs,
                 bus,
+                other_buses: super::switches::other_buses(meta, name, first),
+                switches: super::switches::switches(meta, recorded),
             }
         })
         .collect()
@@ -80,10 +84,17 @@ pub fn workloads(plan: &Plan, workloads: &[String], scale_down: u32) -> Vec<Work
         .collect()
 }
 
-/// What ran: `configs` as recorded and `workloads` from the plan recorded in meta.json.
-pub fn setup(meta: &Meta, configs: &[String], workloads: &[String]) -> Setup {
+/// What ran: `configs` as recorded and `workloads` from the plan recorded in meta.json,
+/// the host's error counters from evidence.csv.
+pub fn setup(
+    meta: &Meta,
+    evidence: &[crate::record::EvidenceRow],
+    configs: &[String],
+    workloads: &[String],
+) -> Setup {
     let scale_down = meta.scale_down.unwrap_or(1).max(1);
     Setup {
+        errors: super::switches::host_errors(meta, evidence, configs),
         configs: self::configs(meta, configs),
         scale_down,
         workloads: toml::from_str::<Plan>(&meta.plan_text)

@@ -68,6 +68,22 @@ pub enum Count {
     },
 }
 
+/// The mmcab of a results directory (meta.json `tool_version`) and its `command_line`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MadeBy {
+    pub version: String,
+    pub command_line: Option<Vec<String>>,
+}
+
+impl MadeBy {
+    pub fn of(meta: &crate::record::Meta) -> MadeBy {
+        MadeBy {
+            version: meta.tool_version.clone(),
+            command_line: meta.command_line.clone(),
+        }
+    }
+}
+
 /// The plan a results directory ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanId {
@@ -116,6 +132,9 @@ pub struct Header {
     /// The MMC host and its driver, when meta.json recorded them.
     pub host: Option<Named<HostEntry>>,
     pub plan: Option<PlanId>,
+    /// The mmcab that recorded the results and the command line it was started with
+    /// (None: not recorded, results of older versions).
+    pub made_by: Option<Named<MadeBy>>,
     pub runs: Option<Runs>,
     /// A comparison of directories with several configs: the side every config is
     /// compared with (the same config of it).

@@ -16,6 +16,8 @@ pub struct Setup {
     /// ([`crate::report::load::what_ran::workloads`]); None when meta.json's plan_text
     /// is not a plan.
     pub workloads: Option<Vec<WorkloadSetup>>,
+    /// The host's error counters (None in results without them).
+    pub errors: Option<HostErrors>,
 }
 
 /// One config as it ran.
@@ -25,6 +27,48 @@ pub struct ConfigSetup {
     /// (knob, value) as recorded; empty: the device as found.
     pub knobs: Vec<(String, String)>,
     pub bus: Bus,
+    /// Other bus settings `ios` showed before some of its runs (a switch that landed
+    /// elsewhere, a mode that changed without one), each with the runs it came before.
+    pub other_buses: Vec<(crate::device::Ios, Vec<u32>)>,
+    pub switches: Switches,
+}
+
+/// The switches to a config (meta.json `switches`) and what was traced at them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Switches {
+    /// Results of an mmcab that did not record switches (no `command_line` in
+    /// meta.json, which came with them), or a config without knobs: nothing is said.
+    NotRecorded,
+    /// Its knobs were never applied: they were in place already.
+    NoSwitch,
+    /// Each switch to it, in order.
+    Recorded(Vec<crate::record::SwitchMeta>),
+}
+
+/// The host's error counters over the runs (debugfs `err_stats`), as recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostErrors {
+    /// meta.json `evidence.err_stats`: the file read, or why none was (`none: ...`,
+    /// `unavailable: ...`, `off ...`).
+    pub source: String,
+    /// meta.json `evidence.err_stats_counting` (`counts: ...`, `does not count: ...`,
+    /// `unknown: ...`; empty when not recorded).
+    pub counting: String,
+    /// Runs whose counters were read, and those of them with counts.
+    pub runs_read: usize,
+    pub runs: Vec<Counted>,
+    /// Switches during which a counter counted up (`workload` empty: `run` is the run
+    /// after the switch).
+    pub switches: Vec<Counted>,
+}
+
+/// Counters that counted up in a run or a switch: (name as the kernel prints it, how many).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counted {
+    pub run: u32,
+    pub config: String,
+    pub workload: String,
+    pub counts: Vec<(String, u64)>,
 }
 
 /// The bus settings of a config, read from debugfs `ios` before its first run.

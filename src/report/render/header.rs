@@ -2,7 +2,7 @@
 //! `Key: value` lines, in the order every output writes them, and the charts' caption.
 
 use crate::report::model::header::{
-    CalibrationUsed, Caption, Count, Header, HostEntry, Kernel, Named, Runs, Title,
+    CalibrationUsed, Caption, Count, Header, HostEntry, Kernel, MadeBy, Named, Runs, Title,
 };
 use crate::report::model::{RecordedHost, Report};
 
@@ -89,6 +89,24 @@ fn runs_text(r: &Runs) -> String {
     }
 }
 
+/// `mmcab 0.2.0: mmcab run --device /dev/mmcblk0 plan.toml` (each argument quoted for a
+/// shell where it needs it), `mmcab 0.1.0 (command line not recorded)`.
+fn made_by_text(m: &MadeBy) -> String {
+    // A version number is mmcab's; anything else names its maker (results written by a
+    // stand-in, tests/fixtures/make-loop-results.py).
+    let by = match m.version.starts_with(|c: char| c.is_ascii_digit()) {
+        true => format!("mmcab {}", m.version),
+        false => m.version.clone(),
+    };
+    match &m.command_line {
+        Some(args) => {
+            let args: Vec<String> = args.iter().map(|a| crate::knob::shell_quote(a)).collect();
+            format!("{by}: {}", args.join(" "))
+        }
+        None => format!("{by} (command line not recorded)"),
+    }
+}
+
 /// One line for a report header.
 pub fn calibration_text(c: &CalibrationUsed) -> String {
     format!(
@@ -145,6 +163,9 @@ pub fn lines(h: &Header) -> Vec<(&'static str, String)> {
     if let Some(p) = &h.plan {
         let sha = &p.sha256[..p.sha256.len().min(12)];
         out.push(("Plan", format!("{}, sha256 {sha}", p.name)));
+    }
+    if let Some(m) = &h.made_by {
+        out.push(named(m, "Made by", "Made by", "; ", made_by_text));
     }
     if let Some(r) = &h.runs {
         out.push(("Runs", runs_text(r)));
@@ -240,5 +261,40 @@ mod tests {
         let each = Named::Each(vec![("a".into(), kernel("1")), ("b".into(), kernel("2"))]);
         assert_eq!(named(&each, "", "", ", ", kernel_text).1, "a = 1, b = 2");
         assert_eq!(count_text(&Count::Runs { min: 5, max: 5 }), "n = 5");
+    }
+
+    #[test]
+    fn made_by_names_the_version_and_the_command_line_quoted_for_a_shell() {
+        let made = |version: &str, args: Option<&[&str]>| MadeBy {
+            version: version.into(),
+            command_line: args.map(|a| a.iter().map(|s| s.to_string()).collect()),
+        };
+        let run = ["mmcab", "run", "my plan.toml", "--device", "/dev/mmcblk0"];
+        assert_eq!(
+            made_by_text(&made("0.2.0", Some(&run))),
+            "mmcab 0.2.0: mmcab run 'my plan.toml' --device /dev/mmcblk0"
+        );
+        assert_eq!(
+            made_by_text(&made("0.1.0", None)),
+            "mmcab 0.1.0 (command line not recorded)"
+        );
+        assert_eq!(
+            made_by_text(&made("fio-stand-in (fio-3.33)", None)),
+            "fio-stand-in (fio-3.33) (command line not recorded)"
+        );
+        let h = Header {
+            made_by: Some(Named::Each(vec![
+                ("a".into(), made("0.2.0", Some(&run[..2]))),
+                ("b".into(), made("0.1.0", None)),
+            ])),
+            ..Default::default()
+        };
+        assert_eq!(
+            lines(&h),
+            [(
+                "Made by",
+                "a = mmcab 0.2.0: mmcab run; b = mmcab 0.1.0 (command line not recorded)".into()
+            )]
+        );
     }
 }

@@ -14,6 +14,7 @@ pub mod markdown;
 pub mod numbers;
 pub mod probe_text;
 pub mod setup;
+pub mod switches;
 pub mod text;
 mod text_boots;
 mod text_published;

@@ -4,7 +4,7 @@
 //! iozone's command line for iozone jobs, then what fio cannot be told about the jobs
 //! (the fio export's comments), each note once with the workloads it is about.
 
-use crate::device::Ios;
+pub use super::switches::bus_text;
 use crate::report::model::setup::{IozoneJob, JobParams, WorkloadSetup};
 use crate::report::model::{Bus, ConfigSetup, Setup};
 use crate::workload::fio::FioNote;
@@ -15,26 +15,6 @@ use serde::Serialize;
 pub struct SetupSection {
     pub title: String,
     pub lines: Vec<String>,
-}
-
-fn hz(v: u64) -> String {
-    let mhz = v as f64 / 1e6;
-    let text = format!("{mhz:.3}");
-    format!("{} MHz", text.trim_end_matches('0').trim_end_matches('.'))
-}
-
-/// `8-bit, mmc high-speed, 52 MHz` (and the actual clock when the host reports another).
-pub fn bus_text(ios: &Ios) -> String {
-    let mut t = format!(
-        "{}-bit, {}, {}",
-        ios.bus_width_bits,
-        ios.timing,
-        hz(ios.clock_hz)
-    );
-    if let Some(actual) = ios.actual_clock_hz.filter(|a| *a != ios.clock_hz) {
-        t.push_str(&format!(" (actual {})", hz(actual)));
-    }
-    t
 }
 
 /// `bus8: bus-width=8; 8-bit, mmc high-speed, 52 MHz`.
@@ -50,7 +30,18 @@ fn config_line(c: &ConfigSetup) -> String {
         Bus::NotMmc => "no bus settings (the target is not an MMC card)".into(),
         Bus::NotRecorded => "bus settings not recorded".into(),
     };
-    format!("{}: {knobs}; {bus}", c.name)
+    let mut line = format!("{}: {knobs}; {bus}", c.name);
+    for more in [
+        super::switches::other_buses_text(&c.other_buses),
+        super::switches::switch_text(&c.switches),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        line.push_str("; ");
+        line.push_str(&more);
+    }
+    line
 }
 
 /// The parameters of one job: its options as `mmcab export fio` writes them, sizes and
@@ -167,7 +158,7 @@ pub fn sections(setup: Option<&Setup>) -> Vec<SetupSection> {
     } else {
         "Workloads (fio's words):".to_string()
     };
-    vec![
+    let mut sections = vec![
         SetupSection {
             title: "Configs (bus width, timing, clock from ios before the first run):".into(),
             lines: s.configs.iter().map(config_line).collect(),
@@ -179,7 +170,12 @@ pub fn sections(setup: Option<&Setup>) -> Vec<SetupSection> {
                 workload_lines,
             ),
         },
-    ]
+    ];
+    sections.extend(s.errors.as_ref().map(|e| {
+        let (title, lines) = super::switches::errors_lines(e);
+        SetupSection { title, lines }
+    }));
+    sections
 }
 
 #[cfg(test)]
@@ -263,12 +259,14 @@ mod tests {
 
     #[test]
     fn configs_and_clocks_in_words() {
-        assert_eq!(hz(52_000_000), "52 MHz");
-        assert_eq!(hz(25_500_000), "25.5 MHz");
+        assert_eq!(super::super::switches::hz(52_000_000), "52 MHz");
+        assert_eq!(super::super::switches::hz(25_500_000), "25.5 MHz");
         let config = |knobs: Vec<(String, String)>, bus| ConfigSetup {
             name: "c".into(),
             knobs,
             bus,
+            other_buses: Vec::new(),
+            switches: crate::report::model::setup::Switches::NotRecorded,
         };
         assert_eq!(
             config_line(&config(Vec::new(), Bus::NotMmc)),
@@ -283,6 +281,7 @@ mod tests {
             configs: Vec::new(),
             scale_down: 16,
             workloads: None,
+            errors: None,
         };
         let s = sections(Some(&setup));
         assert_eq!(
