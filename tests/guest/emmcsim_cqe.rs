@@ -149,10 +149,11 @@ fn the_command_queue_pipelines_queued_reads_across_boots() {
     }
     // The rate checks take each side's median run. Now and then a depth-8 run goes at half
     // the rate (testbed/emmcsim/README.md, "Limits"): a few tasks complete ~45 ms late (the
-    // kernel evidence's p99 shows it), and in a run of 2 MiB that doubles its time. One
-    // cause, io_uring's static key switched off under stop_machine() after mmcab's ring,
-    // is gone; the other is QEMU's round robin (1 boot of 30, bench/SIM-CQE-STALL.md).
-    // The model's rate is the other runs'.
+    // kernel evidence's p99 shows it), and in a run of 2 MiB that doubles its time. Its
+    // two causes (a stop_machine() after mmcab's io_uring ring, a seqcount retry) were one
+    // vCPU spinning for a whole icount slice; mmcab's rings no longer cause the first and
+    // testbed/guest-init's timer keeps slices short (0 of 30 boots, bench/SIM-CQE-STALL.md).
+    // The median stays until more boots say so; the model's rate is the other runs'.
     let median = |runs: &BTreeMap<String, Vec<f64>>, w: &str| mmcab::stats::median(&runs[w]);
     let qd8 = median(&runs_a, "rand-read-4k-qd8");
     assert!(
