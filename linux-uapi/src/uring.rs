@@ -17,9 +17,10 @@
 //! The ring is set up as fio's io_uring engine sets up its own: a completion queue as
 //! large as the submission queue (CQSIZE), completions that do not interrupt the task
 //! (COOP_TASKRUN) and, one task submitting, completions processed only when the task
-//! waits for them (SINGLE_ISSUER | DEFER_TASKRUN); a kernel that refuses a flag (EINVAL:
-//! older than 6.1, 5.19 or 5.5) gets the ring without it ([`Setup`]). A ring is used by
-//! the thread that created it (it is not `Send`).
+//! waits for them (SINGLE_ISSUER | DEFER_TASKRUN), and as liburing sets up its rings, without
+//! the submission queue's index array (NO_SQARRAY, [`Setup::no_sq_array`] says why); a
+//! kernel that refuses a flag (EINVAL: older than 6.6, 6.1, 5.19 or 5.5) gets the ring
+//! without it ([`Setup`]). A ring is used by the thread that created it (it is not `Send`).
 //!
 //! This module is the only place that hands memory to io_uring; the `unsafe` it needs is
 //! here, each block with the invariant that makes it sound.
@@ -145,6 +146,16 @@ pub struct Setup {
     /// IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN: completions are processed
     /// when the task waits for them, in one go (6.1+).
     pub defer_taskrun: bool,
+    /// IORING_SETUP_NO_SQARRAY: no index array, the kernel takes the entries in ring order
+    /// (6.6+). A ring with the array holds the kernel's `io_key_has_sqarray` static key
+    /// (io_uring/io_uring.c, io_uring_create() and io_ring_ctx_free(), from Linux 6.13's
+    /// "io_uring: static_key for !IORING_SETUP_NO_SQARRAY"; its release deferred by a
+    /// second by "io_uring: delay sqarray static branch disablement", 2026, which Debian's
+    /// 7.2.13 has): once the last such ring is gone the key is switched off, and on 32-bit
+    /// ARM that patches the kernel's text under stop_machine() (arch/arm/kernel/patch.c,
+    /// patch_text()), halting every CPU in the middle of whatever runs then, such as the
+    /// next run. Without the array the key is never touched.
+    pub no_sq_array: bool,
 }
 
 impl Setup {
@@ -153,17 +164,24 @@ impl Setup {
         cq_size: true,
         coop_taskrun: true,
         defer_taskrun: true,
+        no_sq_array: true,
     };
     /// No flag: the ring of a 5.1 kernel.
     pub const PLAIN: Setup = Setup {
         cq_size: false,
         coop_taskrun: false,
         defer_taskrun: false,
+        no_sq_array: false,
     };
 
     /// `self` without its newest flag (fio's order of retries), None when it has none.
     fn without_newest(self) -> Option<Setup> {
-        if self.defer_taskrun {
+        if self.no_sq_array {
+            Some(Setup {
+                no_sq_array: false,
+                ..self
+            })
+        } else if self.defer_taskrun {
             Some(Setup {
                 defer_taskrun: false,
                 ..self
@@ -194,6 +212,9 @@ impl Setup {
             }
             if want.defer_taskrun {
                 builder.setup_single_issuer().setup_defer_taskrun();
+            }
+            if want.no_sq_array {
+                builder.setup_no_sqarray();
             }
             match builder.build(entries) {
                 Ok(ring) => return Ok((ring, want)),

@@ -20,20 +20,34 @@
 
 #include "emmcsim.h"
 
+/*
+ * A task's end: the request is completed first, then a ->cqe_wait_for_idle() waiter is
+ * woken, as cqhci does (drivers/mmc/host/cqhci-core.c, cqhci_irq(): cqhci_finish_mrq()
+ * calls mmc_cqe_request_done() for every completed tag, then wakes wait_queue once qcnt
+ * is 0). Woken first, the waiter (the core, about to send a command with the engine
+ * off, or removing the host) could run while the completion is still under way.
+ */
 static enum hrtimer_restart emmcsim_task_done(struct hrtimer *timer)
 {
 	struct emmcsim_task *t = container_of(timer, struct emmcsim_task, timer);
 	struct emmcsim_host *h = t->h;
-	struct mmc_request *mrq = t->mrq;
+	struct mmc_request *mrq;
 	unsigned long flags;
+	bool idle;
 
 	spin_lock_irqsave(&h->done_lock, flags);
-	t->mrq = NULL;
-	h->cqe.inflight--;
+	mrq = t->mrq;
+	t->mrq = NULL;	/* before the completion: the tag may be reused at once */
 	spin_unlock_irqrestore(&h->done_lock, flags);
-	wake_up(&h->cqe.idle);
 	if (mrq)
 		mmc_cqe_request_done(h->mmc, mrq);
+	spin_lock_irqsave(&h->done_lock, flags);
+	if (mrq)
+		h->cqe.inflight--;
+	idle = !h->cqe.inflight;
+	spin_unlock_irqrestore(&h->done_lock, flags);
+	if (idle)
+		wake_up(&h->cqe.idle);
 	return HRTIMER_NORESTART;
 }
 

@@ -3,11 +3,18 @@
  * emmcsim store: the card's user area as 4 KiB pages in an xarray, allocated on first
  * write (a card of 4 GiB costs only what was written). Unwritten and discarded pages
  * read as zeros. Data moves straight between the request's scatterlist and the pages.
+ *
+ * The copy maps the scatterlist with SG_MITER_ATOMIC: kmap_atomic() disables page faults
+ * and preemption (include/linux/highmem-internal.h), on every configuration, and
+ * SG_MITER_LOCAL (kmap_local_page() instead) exists only from Linux 6.15. Nothing may sleep
+ * between sg_miter_next() and sg_miter_stop(), and alloc_page(GFP_NOIO) may (it enters
+ * direct reclaim): a write therefore allocates all of its pages first, then maps.
  */
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/scatterlist.h>
+#include <linux/uaccess.h>
 #include <linux/xarray.h>
 
 #include "emmcsim.h"
@@ -39,6 +46,14 @@ static struct page *emmcsim_store_page(struct emmcsim_store *s, unsigned long in
 
 	if (page || !create)
 		return page;
+	/*
+	 * Never inside the copy's atomic mapping. might_sleep() would say so only with
+	 * CONFIG_DEBUG_ATOMIC_SLEEP, which Debian's armmp kernels do not set (nor
+	 * PREEMPT_COUNT: there preempt_disable() counts nothing); pagefault_disable(),
+	 * which kmap_atomic() always calls, is counted per task on every configuration.
+	 */
+	if (WARN_ON_ONCE(pagefault_disabled()))
+		return NULL;
 	if (s->nr_pages >= s->limit_pages)
 		return NULL;
 	page = alloc_page(GFP_NOIO | __GFP_ZERO | __GFP_NOWARN);
@@ -53,14 +68,37 @@ static struct page *emmcsim_store_page(struct emmcsim_store *s, unsigned long in
 	return page;
 }
 
-/* Walks len bytes of the sg list from skip, copying to or from the store at addr. */
+/*
+ * Allocates every page of [addr, addr + len) not yet stored, before any mapping: sleeping
+ * is allowed here. -ENOSPC when store_limit_mb is reached (the write then moves nothing;
+ * pages allocated before the failure stay, zeroed).
+ */
+static int emmcsim_store_alloc(struct emmcsim_store *s, u64 addr, size_t len)
+{
+	unsigned long index, last;
+
+	if (!len)
+		return 0;
+	last = (addr + len - 1) >> PAGE_SHIFT;
+	for (index = addr >> PAGE_SHIFT; index <= last; index++)
+		if (!emmcsim_store_page(s, index, true))
+			return -ENOSPC;
+	return 0;
+}
+
+/*
+ * Walks len bytes of the sg list from skip, copying to or from the store at addr. Atomic
+ * from sg_miter_next() to sg_miter_stop(): it only looks pages up (a write's are there).
+ */
 static int emmcsim_store_copy(struct emmcsim_store *s, u64 addr, struct scatterlist *sg,
 			      unsigned int sg_len, size_t skip, size_t len, bool write)
 {
 	struct sg_mapping_iter miter;
 	unsigned int flags = SG_MITER_ATOMIC | (write ? SG_MITER_FROM_SG : SG_MITER_TO_SG);
-	int err = 0;
+	int err = write ? emmcsim_store_alloc(s, addr, len) : 0;
 
+	if (err)
+		return err;
 	sg_miter_start(&miter, sg, sg_len, flags);
 	if (skip && !sg_miter_skip(&miter, skip)) {
 		sg_miter_stop(&miter);
@@ -76,11 +114,11 @@ static int emmcsim_store_copy(struct emmcsim_store *s, u64 addr, struct scatterl
 			unsigned long index = addr >> PAGE_SHIFT;
 			size_t off = addr & (PAGE_SIZE - 1);
 			size_t n = min_t(size_t, chunk, PAGE_SIZE - off);
-			struct page *page = emmcsim_store_page(s, index, write);
+			struct page *page = emmcsim_store_page(s, index, false);
 			void *p;
 
 			if (write && !page) {
-				err = -ENOSPC;
+				err = -ENOSPC;	/* cannot happen: allocated above */
 			} else if (!page) {
 				memset(buf, 0, n);
 			} else {
