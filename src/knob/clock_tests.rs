@@ -1,7 +1,6 @@
 use super::*;
 use crate::knob::caps::caps_tree;
 use crate::knob::speed_mode::tests::ios;
-use crate::knob::Setting;
 
 /// A clock knob over a fixture tree whose `ios` shows `timing` at what the `clock`
 /// file holds, as `mmc_clock_opt_set()` leaves it.
@@ -22,14 +21,7 @@ fn knob(timing: &str, clock_hz: u64) -> (tempfile::TempDir, ClockKnob, std::path
 }
 
 fn settings(pairs: &[(&str, &str)]) -> Settings {
-    let mut s = Settings::default();
-    for (knob, v) in pairs {
-        s.set(Setting {
-            knob: (*knob).into(),
-            value: Value::canonical(*v),
-        });
-    }
-    s
+    Settings::of(pairs)
 }
 
 #[test]

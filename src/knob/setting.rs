@@ -107,6 +107,19 @@ impl fmt::Display for Setting {
 pub struct Settings(Vec<Setting>);
 
 impl Settings {
+    /// Settings from (knob, canonical value) pairs, for tests.
+    #[cfg(test)]
+    pub fn of(pairs: &[(&str, &str)]) -> Settings {
+        let mut s = Settings::default();
+        for (knob, v) in pairs {
+            s.set(Setting {
+                knob: (*knob).into(),
+                value: Value::canonical(*v),
+            });
+        }
+        s
+    }
+
     /// Set `setting.knob` to `setting.value`, replacing what it was set to before.
     pub fn set(&mut self, setting: Setting) {
         match self.0.binary_search_by(|s| s.knob.cmp(&setting.knob)) {

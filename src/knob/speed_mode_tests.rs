@@ -1,6 +1,5 @@
 use super::*;
 use crate::knob::caps::{caps_tree, runtime_pm};
-use crate::knob::Setting;
 
 /// The simulated card booted `hs200=1` on Linux 6.12.95 (docs/kernel-facts.md).
 const SIM_CAPS: &str = "0x40000343\n";
@@ -35,14 +34,7 @@ fn value(k: &SpeedModeKnob, word: &str) -> Value {
 }
 
 fn settings(pairs: &[(&str, &str)]) -> Settings {
-    let mut s = Settings::default();
-    for (knob, v) in pairs {
-        s.set(Setting {
-            knob: (*knob).into(),
-            value: Value::canonical(*v),
-        });
-    }
-    s
+    Settings::of(pairs)
 }
 
 #[test]

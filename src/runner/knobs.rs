@@ -258,15 +258,20 @@ mod tests {
             .to_string()
     }
 
+    /// A 64 KiB regular file in `dir` as the run's target.
+    fn disk_slot(dir: &std::path::Path) -> TargetSlot {
+        let disk = dir.join("disk");
+        std::fs::write(&disk, vec![0u8; 1 << 16]).unwrap();
+        TargetSlot::new(
+            crate::workload::Target::open(&disk, false).unwrap(),
+            crate::workload::CardCache::default(),
+        )
+    }
+
     #[test]
     fn the_settings_are_put_in_place_and_the_rest_goes_back_to_its_snapshot() {
         let dir = tempfile::tempdir().unwrap();
-        let disk = dir.path().join("disk");
-        std::fs::write(&disk, vec![0u8; 1 << 16]).unwrap();
-        let mut target = TargetSlot::new(
-            crate::workload::Target::open(&disk, false).unwrap(),
-            crate::workload::CardCache::default(),
-        );
+        let mut target = disk_slot(dir.path());
         let a = file_knob(dir.path(), "a", "1");
         let b = file_knob(dir.path(), "b", "x");
         let mut wants_a = Settings::default();
@@ -355,12 +360,7 @@ mod tests {
     #[test]
     fn a_later_re_init_is_caught_by_a_second_verify() {
         let dir = tempfile::tempdir().unwrap();
-        let disk = dir.path().join("disk");
-        std::fs::write(&disk, vec![0u8; 1 << 16]).unwrap();
-        let mut target = TargetSlot::new(
-            crate::workload::Target::open(&disk, false).unwrap(),
-            crate::workload::CardCache::default(),
-        );
+        let mut target = disk_slot(dir.path());
         let a = file_knob(dir.path(), "a", "1");
         let reinit = Reinit {
             file: dir.path().join("r"),
