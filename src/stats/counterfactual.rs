@@ -19,19 +19,21 @@ pub fn detrend(values: &[f64], order: &[f64], slope: f64, to: f64) -> Vec<f64> {
         .collect()
 }
 
+/// The values of group `g`, in order.
+fn of_group(values: &[f64], group: &[usize], g: usize) -> Vec<f64> {
+    values
+        .iter()
+        .zip(group)
+        .filter(|(_, k)| **k == g)
+        .map(|(v, _)| *v)
+        .collect()
+}
+
 /// Mean of each group, indexed by group number (NaN for a group with no value).
 fn group_means(values: &[f64], group: &[usize]) -> Vec<f64> {
     let groups = group.iter().max().map_or(0, |g| g + 1);
     (0..groups)
-        .map(|g| {
-            let of: Vec<f64> = values
-                .iter()
-                .zip(group)
-                .filter(|(_, k)| **k == g)
-                .map(|(v, _)| *v)
-                .collect();
-            mean(&of)
-        })
+        .map(|g| mean(&of_group(values, group, g)))
         .collect()
 }
 
@@ -42,12 +44,7 @@ pub fn outlier(values: &[f64], group: &[usize]) -> Option<usize> {
     let mut medians = vec![f64::NAN; groups];
     let mut sizes = vec![0usize; groups];
     for (g, (m, size)) in medians.iter_mut().zip(sizes.iter_mut()).enumerate() {
-        let of: Vec<f64> = values
-            .iter()
-            .zip(group)
-            .filter(|(_, k)| **k == g)
-            .map(|(v, _)| *v)
-            .collect();
+        let of = of_group(values, group, g);
         *m = median(&of);
         *size = of.len();
     }
