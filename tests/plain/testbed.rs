@@ -43,3 +43,63 @@ fn bad_options_fail_before_booting() {
     assert_eq!(code, Some(125), "{err}");
     assert!(err.contains("no command line"), "{err}");
 }
+
+/// What the docs quote of the simulated card's module (`module emmcsim 1.0, N
+/// parameters`, as `mmcab info` prints it) is what testbed/emmcsim declares: its
+/// MODULE_VERSION and one module parameter per `EMMCSIM_PARAM(` (params.c).
+#[test]
+fn the_docs_quote_the_simulated_cards_module_as_it_is() {
+    let root = testbed::repo_root();
+    let sim = root.join("testbed/emmcsim");
+    let read = |f: &str| std::fs::read_to_string(sim.join(f)).unwrap();
+    let params = read("params.c")
+        .lines()
+        .filter(|l| l.starts_with("EMMCSIM_PARAM("))
+        .count();
+    let host = read("host.c");
+    let version = host
+        .split_once("MODULE_VERSION(\"")
+        .and_then(|(_, r)| r.split_once('"'))
+        .map(|(v, _)| v.to_string())
+        .expect("host.c: MODULE_VERSION");
+    assert!(
+        params > 30,
+        "only {params} EMMCSIM_PARAM lines: is the count broken?"
+    );
+    let want = format!("module emmcsim {version}, {params} parameters");
+    let mut seen = 0;
+    let mut bad = Vec::new();
+    // README.md and docs/*.md (the user docs), then the module's own README.
+    let mut pages: Vec<(std::path::PathBuf, String)> = vec![root.join("README.md")]
+        .into_iter()
+        .chain(
+            std::fs::read_dir(root.join("docs"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "md")),
+        )
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect();
+    pages.push((sim.join("README.md"), read("README.md")));
+    for (path, text) in pages {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (i, _) in flat.match_indices("module emmcsim ") {
+            let quote: String = flat[i..].split(')').next().unwrap_or("").to_string();
+            if !quote.contains("parameters") {
+                continue; // the report's `Hosts:` line names no count
+            }
+            seen += 1;
+            if quote != want {
+                bad.push(format!("{}: {quote:?}", path.display()));
+            }
+        }
+    }
+    assert!(
+        seen > 0,
+        "no page quotes the module: drop this test or the quote"
+    );
+    assert!(bad.is_empty(), "want {want:?}:\n{}", bad.join("\n"));
+}
