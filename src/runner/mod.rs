@@ -12,7 +12,8 @@
 //!   one path after the loop (finished, failed or stopped) and by the guard on panic;
 //! - [`events`]: progress as typed events for the command line to show;
 //! - `evidence`: the kernel evidence collected around every run ([`crate::evidence`]);
-//! - `identity`: `--resume` only on the device and kernel the run started on.
+//! - `identity`: `--resume` only on the device and kernel the run started on;
+//! - [`shared_card`]: a target on a card in use besides (a board booting from it).
 //!
 //! It takes typed [`RunOptions`] (the command line converts its arguments), prints
 //! nothing, and returns an [`Outcome`] for the caller to show, or a [`RunError`] whose
@@ -31,6 +32,7 @@ pub mod results;
 mod resume;
 mod run_loop;
 pub mod session;
+pub mod shared_card;
 pub mod signals;
 
 pub use error::RunError;

@@ -111,6 +111,19 @@ fn prepare(
         super::identity::check_same_device(meta, &observer, writer.dir(), opts.force)?;
     }
     let KnobPlan { knobs, wanted } = knobs::plan(session, &observer, opts.force)?;
+    // A card in use besides (a board booting from it): what cannot run there, said now.
+    if let Some(card) = super::shared_card::SharedCard::of(&session.target) {
+        card.check_writes(opts.allow_write)?;
+        card.check_knobs(&knobs, opts.force)?;
+        if session.mode == Mode::Recorded {
+            let dir = match (&session.resumed, &opts.out) {
+                (Some((writer, _)), _) => writer.dir().to_path_buf(),
+                (None, Some(out)) => out.clone(),
+                (None, None) => std::path::PathBuf::from("results"),
+            };
+            card.check_results_dir(&dir)?;
+        }
+    }
     let target = Target::open_with(
         &session.target,
         Writes::from_flags(opts.allow_write, opts.overwrite_data),
