@@ -105,15 +105,25 @@ fn size(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
+/// The JSON of a listing of one eMMC with a partition in use, for the docs' tests.
+#[cfg(test)]
+pub(super) fn example_json() -> serde_json::Value {
+    serde_json::to_value(Listing {
+        schema: 1,
+        devices: vec![tests::emmc()],
+    })
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::device::list::McPartition;
     use std::path::PathBuf;
 
-    #[test]
-    fn a_line_per_disk_and_partition_with_what_uses_it() {
-        let disk = McDisk {
+    /// An eMMC whose second partition is mounted at /.
+    pub(super) fn emmc() -> McDisk {
+        McDisk {
             node: "/dev/mmcblk0".into(),
             disk: "mmcblk0".into(),
             area: "main",
@@ -134,7 +144,12 @@ mod tests {
             in_use: Some("/dev/mmcblk0p2 is mounted at /".into()),
             devno: "179:0".into(),
             sys: PathBuf::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_line_per_disk_and_partition_with_what_uses_it() {
+        let disk = emmc();
         let boot = McDisk {
             node: "/dev/mmcblk0boot0".into(),
             disk: "mmcblk0boot0".into(),

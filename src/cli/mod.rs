@@ -31,6 +31,8 @@ mod until_ci;
 mod values;
 
 #[cfg(test)]
+mod docs_claims_tests;
+#[cfg(test)]
 mod docs_tests;
 
 pub use calibrate::CalibrateArgs;

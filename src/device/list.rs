@@ -17,7 +17,8 @@ pub struct McDisk {
     pub node: PathBuf,
     /// `mmcblk0`.
     pub disk: String,
-    /// `main`, `boot` (`mmcblkNbootM`) or `rpmb` (`mmcblkNrpmb`, kernels before 5.x).
+    /// `main`, `boot` (`mmcblkNbootM`) or `rpmb` (`mmcblkNrpmb`, on old kernels that made
+    /// it a disk; current ones make it a character device, not listed).
     pub area: &'static str,
     /// The card's sysfs `type`: MMC, SD, SDIO.
     #[serde(rename = "type")]

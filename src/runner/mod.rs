@@ -189,6 +189,9 @@ pub fn run(opts: &RunOptions, events: Arc<dyn Events>) -> Result<Outcome, RunErr
     if opts.dry_run {
         let session = open_session(opts, false)?;
         session.report_torn_lines(&*events);
+        for line in shared_card::dry_run_warnings(&session, opts) {
+            events.event(Event::Warning(line));
+        }
         return Ok(Outcome::DryRun(Box::new(session)));
     }
     // Signals first: from here on they stop the run instead of killing the process.

@@ -113,16 +113,9 @@ fn prepare(
     let KnobPlan { knobs, wanted } = knobs::plan(session, &observer, opts.force)?;
     // A card in use besides (a board booting from it): what cannot run there, said now.
     if let Some(card) = super::shared_card::SharedCard::of(&session.target) {
-        card.check_writes(opts.allow_write)?;
-        card.check_knobs(&knobs, opts.force)?;
-        if session.mode == Mode::Recorded {
-            let dir = match (&session.resumed, &opts.out) {
-                (Some((writer, _)), _) => writer.dir().to_path_buf(),
-                (None, Some(out)) => out.clone(),
-                (None, None) => std::path::PathBuf::from("results"),
-            };
-            card.check_results_dir(&dir)?;
-        }
+        let stages: Vec<_> = knobs.iter().map(|k| (k.name(), k.stage())).collect();
+        let results = super::shared_card::results_dir(session, opts);
+        card.check(&stages, opts.allow_write, opts.force, results.as_deref())?;
     }
     let target = Target::open_with(
         &session.target,

@@ -19,8 +19,10 @@
 //! main area and its boot partitions, `mmcblk0boot0`, ...) with their partitions; a
 //! block device that is no MMC card (a loop device) is one disk with its partitions.
 
+use super::session::Session;
+use super::{Mode, RunOptions};
 use crate::device::sysfs::{partition_dirs, read_trimmed};
-use crate::knob::{Knob, Stage};
+use crate::knob::Stage;
 use crate::workload::target::in_use::{block_device_users, devno};
 use anyhow::{bail, Result};
 use std::fs;
@@ -121,21 +123,19 @@ impl SharedCard {
         (!used.is_empty()).then(|| used.join("; "))
     }
 
-    /// Refuse writes to the whole card while a partition of it is in use, saying what
-    /// can still be measured (the same refusal as the target's, with the way around).
-    pub fn check_writes(&self, allow_write: bool) -> Result<()> {
+    /// Why writes to the whole card are refused while a partition of it is in use, and
+    /// what can still be measured (the target's refusal, with the way around).
+    fn writes_refusal(&self, allow_write: bool) -> Option<String> {
         if !allow_write {
-            return Ok(());
+            return None;
         }
-        let Some(users) = self.whole_disk_with_partitions_in_use() else {
-            return Ok(());
-        };
-        bail!(
+        let users = self.whole_disk_with_partitions_in_use()?;
+        Some(format!(
             "refusing to write to {}: it is in use ({users}); unmount it / stop what holds \
              it, or pick another device (--allow-write does not override this); {}",
             self.target.display(),
             self.what_can_run()
-        )
+        ))
     }
 
     /// The way around, for a card with a partition in use.
@@ -153,28 +153,51 @@ impl SharedCard {
         format!("{measure}; or boot from elsewhere and give mmcab the whole card ({BOARD_DOC})")
     }
 
-    /// Refuse, before any I/O, the knobs that would re-initialise the card or rebind its
-    /// block driver while something on it is in use (`force` lets a re-initialisation
-    /// through, never a rebind).
-    pub fn check_knobs(&self, knobs: &[Box<dyn Knob>], force: bool) -> Result<()> {
-        let names: Vec<(&str, Stage)> = knobs.iter().map(|k| (k.name(), k.stage())).collect();
+    /// Every refusal of a run on this card, in the order they are checked: writes to
+    /// the whole card, the knobs `knobs` (name, [`Stage`]) that would re-initialise the
+    /// card or rebind its block driver while something on it is in use (`force` lets a
+    /// re-initialisation through, never a rebind), a results directory `results` (the
+    /// one the run will write; it need not exist yet) on the card under test.
+    pub fn refusals(
+        &self,
+        knobs: &[(&str, Stage)],
+        allow_write: bool,
+        force: bool,
+        results: Option<&Path>,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        out.extend(self.writes_refusal(allow_write));
         let users = self.users();
-        if users.is_empty() {
-            return Ok(());
+        if !users.is_empty() {
+            out.extend(refuse_knobs(&self.target, knobs, &users.join("; "), force).err());
         }
-        refuse_knobs(&self.target, &names, &users.join("; "), force)
+        out.extend(results.and_then(|dir| self.results_refusal(dir)));
+        out
     }
 
-    /// Refuse a results directory on the card under test: `dir` is the directory the
-    /// run will write (it need not exist yet: its nearest existing parent decides).
-    pub fn check_results_dir(&self, dir: &Path) -> Result<()> {
-        let Some(on) = filesystem_device(dir) else {
-            return Ok(());
-        };
-        let Some(node) = self.nodes.iter().find(|n| n.devno == on) else {
-            return Ok(());
-        };
-        bail!(
+    /// [`SharedCard::refusals`]' first, as the error.
+    pub fn check(
+        &self,
+        knobs: &[(&str, Stage)],
+        allow_write: bool,
+        force: bool,
+        results: Option<&Path>,
+    ) -> Result<()> {
+        match self
+            .refusals(knobs, allow_write, force, results)
+            .into_iter()
+            .next()
+        {
+            Some(line) => bail!("{line}"),
+            None => Ok(()),
+        }
+    }
+
+    /// Why a results directory `dir` is refused: it is on the card under test.
+    fn results_refusal(&self, dir: &Path) -> Option<String> {
+        let on = filesystem_device(dir)?;
+        let node = self.nodes.iter().find(|n| n.devno == on)?;
+        Some(format!(
             "refusing to keep the results in {}: it is on /dev/{}, {} the card under test \
              ({}), so the results would be written to it during the runs and counted with \
              what is measured; give --out a directory elsewhere (a tmpfs such as /dev/shm, or \
@@ -187,31 +210,87 @@ impl SharedCard {
                 "on"
             },
             self.target.display()
-        )
+        ))
+    }
+}
+
+/// The results directory a recorded run of `session` writes (None for one pass, which
+/// writes none): the resumed one, `--out`, or under `results/` in the working directory.
+pub fn results_dir(session: &Session, opts: &RunOptions) -> Option<PathBuf> {
+    if session.mode != Mode::Recorded {
+        return None;
+    }
+    Some(match (&session.resumed, &opts.resume, &opts.out) {
+        (Some((writer, _)), _, _) => writer.dir().to_path_buf(),
+        (None, Some(dir), _) => dir.clone(),
+        (None, None, Some(out)) => out.clone(),
+        (None, None, None) => PathBuf::from("results"),
+    })
+}
+
+/// What `--dry-run` says of a run that would be refused on this card (by the knobs'
+/// names: it resolves none), each as a warning line.
+pub fn dry_run_warnings(session: &Session, opts: &RunOptions) -> Vec<String> {
+    let Some(card) = SharedCard::of(&session.target) else {
+        return Vec::new();
+    };
+    let mut stages: Vec<(&str, Stage)> = Vec::new();
+    for config in &session.configs {
+        for name in config.knobs.keys() {
+            if !stages.iter().any(|(n, _)| n == name) {
+                stages.push((name, stage_by_name(name)));
+            }
+        }
+    }
+    stages.sort_by_key(|(_, stage)| *stage);
+    card.refusals(
+        &stages,
+        opts.allow_write,
+        opts.force,
+        results_dir(session, opts).as_deref(),
+    )
+    .into_iter()
+    .map(|line| format!("the run would stop before any I/O: {line}"))
+    .collect()
+}
+
+/// Where a built-in knob is brought in place, by its name, for the checks that have no
+/// resolved knob (`--dry-run`): the knobs that re-initialise the card
+/// ([`crate::knob::Knob::stage`] of bus_width.rs, speed_mode.rs, cap_bit.rs' cqe).
+pub fn stage_by_name(name: &str) -> Stage {
+    match name {
+        "bus-width" => Stage::BusWidth,
+        "speed-mode" | "cqe" => Stage::Reinit,
+        _ => Stage::AfterInit,
     }
 }
 
 /// The knobs of `names` (name, stage) that cannot be switched while `users` use the card.
-fn refuse_knobs(target: &Path, names: &[(&str, Stage)], users: &str, force: bool) -> Result<()> {
+fn refuse_knobs(
+    target: &Path,
+    names: &[(&str, Stage)],
+    users: &str,
+    force: bool,
+) -> std::result::Result<(), String> {
     for (name, stage) in names {
         if matches!(*name, "cmd23" | "cqe") {
-            bail!(
+            return Err(format!(
                 "refusing knob {name} on {}: switching it rebinds the card's block driver, \
                  which deletes and re-creates every disk of the card, and {users}; A/B {name} \
                  across boots (--label in each, then mmcab compare) or boot from elsewhere \
                  ({BOARD_DOC})",
                 target.display()
-            );
+            ));
         }
         if *stage != Stage::AfterInit && !force {
-            bail!(
+            return Err(format!(
                 "refusing knob {name} on {}: switching it re-initialises the card under what \
                  uses it ({users}), and a re-initialisation that fails (a width or mode the \
                  board cannot run) leaves that without its card until a reboot; A/B {name} \
                  across boots (--label in each, then mmcab compare), or boot from elsewhere, \
                  or pass --force to risk it ({BOARD_DOC})",
                 target.display()
-            );
+            ));
         }
     }
     Ok(())
@@ -287,9 +366,7 @@ mod tests {
     fn a_rebind_is_refused_even_with_force() {
         let target = Path::new("/dev/mmcblk0p3");
         for name in ["cmd23", "cqe"] {
-            let err = refuse_knobs(target, &[(name, Stage::AfterInit)], USERS, true)
-                .unwrap_err()
-                .to_string();
+            let err = refuse_knobs(target, &[(name, Stage::AfterInit)], USERS, true).unwrap_err();
             assert!(
                 err.starts_with(&format!("refusing knob {name} on /dev/mmcblk0p3: "))
                     && err.contains("rebinds the card's block driver")
@@ -308,9 +385,7 @@ mod tests {
             ("bus-width", Stage::BusWidth),
             ("speed-mode", Stage::Reinit),
         ] {
-            let err = refuse_knobs(target, &[(name, stage)], USERS, false)
-                .unwrap_err()
-                .to_string();
+            let err = refuse_knobs(target, &[(name, stage)], USERS, false).unwrap_err();
             assert!(
                 err.contains("re-initialises the card")
                     && err.contains(USERS)

@@ -69,6 +69,17 @@ fn a_card_with_a_mounted_partition_runs_on_its_spare_partition_only() {
     let plan = plan.to_str().unwrap();
     let table = card.contents()[..512].to_vec();
 
+    // The dry run says it first, and runs nothing.
+    let out = mmcab(&["run", plan, "--device", &disk, "--allow-write", "--dry-run"]);
+    let err = stderr(&out);
+    assert!(
+        out.status.success()
+            && err.contains(&format!(
+                "the run would stop before any I/O: refusing to write to {disk}: it is in use"
+            ))
+            && err.contains(&format!("--device {p2}")),
+        "{err}"
+    );
     // The whole card: refused, naming the mount and the spare partition.
     let out_dir = scratch.path().join("whole");
     let out = mmcab(&[
