@@ -1,4 +1,5 @@
-//! `mmcab info DEVICE [--json | --raw]`.
+//! `mmcab info DEVICE [--json | --raw]`; without DEVICE the MMC/SD block devices
+//! (`info_list.rs`).
 
 use super::output::Output;
 use crate::device::{self, render};
@@ -8,8 +9,9 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// /dev/mmcblkN, /dev/mmcblkNpM (resolved to its disk) or mmcblkN
-    pub device: String,
+    /// /dev/mmcblkN, /dev/mmcblkNpM (resolved to its disk) or mmcblkN; without it, the
+    /// MMC/SD block devices of this machine (which is the eMMC, what is mounted)
+    pub device: Option<String>,
     /// Machine-readable output (schema: man mmcab-info)
     #[arg(long, conflicts_with = "raw")]
     pub json: bool,
@@ -19,13 +21,20 @@ pub struct InfoArgs {
 }
 
 pub fn execute(args: &InfoArgs, out: &Output) -> Result<Kind> {
+    let Some(device) = &args.device else {
+        if args.raw {
+            bail!("--raw needs a DEVICE (mmcab info /dev/mmcblkN --raw)");
+        }
+        super::info_list::execute(args.json, out)?;
+        return Ok(Kind::Success);
+    };
     // Discovery first: a wrong name fails with one line before anything is mounted.
-    let paths = device::discover(&args.device)?;
+    let paths = device::discover(device)?;
     if let Err(e) = device::ensure_debugfs() {
         out.warn(&format!("{e:#}"));
     }
     // Re-discover so the debugfs paths follow a mount made just now.
-    let paths = device::discover(&args.device).unwrap_or(paths);
+    let paths = device::discover(device).unwrap_or(paths);
     let info = device::DeviceInfo::read(&paths)?;
     if args.json {
         out.json(&info)?;

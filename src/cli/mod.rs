@@ -15,6 +15,7 @@ mod dry_run;
 mod export;
 mod gates;
 mod info;
+mod info_list;
 mod knobs;
 mod knobs_modes;
 mod man;
@@ -29,6 +30,8 @@ pub mod run_output;
 mod until_ci;
 mod values;
 
+#[cfg(test)]
+mod docs_claims_tests;
 #[cfg(test)]
 mod docs_tests;
 

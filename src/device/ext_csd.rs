@@ -127,7 +127,7 @@ pub fn read_ext_csd(paths: &MmcPaths) -> Result<(ExtCsd, ExtCsdSource)> {
         }
         Err(e) => bail!(
             "cannot read EXT_CSD: ioctl: {ioctl_error}; debugfs {}: {e} (mount debugfs: \
-             mount -t debugfs -o ro none /sys/kernel/debug)",
+             mount -t debugfs -o nosuid,nodev,noexec none /sys/kernel/debug)",
             debugfs.display()
         ),
     }

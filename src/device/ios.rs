@@ -123,7 +123,7 @@ pub fn read_ios(paths: &MmcPaths) -> Result<Ios> {
     }
     let text = std::fs::read_to_string(&file).with_context(|| {
         format!(
-            "{}: cannot read (debugfs mounted? run as root; mount -t debugfs -o ro none /sys/kernel/debug)",
+            "{}: cannot read (debugfs mounted? run as root; mount -t debugfs -o nosuid,nodev,noexec none /sys/kernel/debug)",
             file.display()
         )
     })?;

@@ -35,6 +35,7 @@ pub mod info_read;
 pub mod info_speed;
 pub mod ioctl;
 pub mod ios;
+pub mod list;
 pub mod mmc_io;
 pub mod packed;
 pub mod paths;

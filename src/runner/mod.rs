@@ -12,7 +12,8 @@
 //!   one path after the loop (finished, failed or stopped) and by the guard on panic;
 //! - [`events`]: progress as typed events for the command line to show;
 //! - `evidence`: the kernel evidence collected around every run ([`crate::evidence`]);
-//! - `identity`: `--resume` only on the device and kernel the run started on.
+//! - `identity`: `--resume` only on the device and kernel the run started on;
+//! - [`shared_card`]: a target on a card in use besides (a board booting from it).
 //!
 //! It takes typed [`RunOptions`] (the command line converts its arguments), prints
 //! nothing, and returns an [`Outcome`] for the caller to show, or a [`RunError`] whose
@@ -31,6 +32,7 @@ pub mod results;
 mod resume;
 mod run_loop;
 pub mod session;
+pub mod shared_card;
 pub mod signals;
 
 pub use error::RunError;
@@ -187,6 +189,9 @@ pub fn run(opts: &RunOptions, events: Arc<dyn Events>) -> Result<Outcome, RunErr
     if opts.dry_run {
         let session = open_session(opts, false)?;
         session.report_torn_lines(&*events);
+        for line in shared_card::dry_run_warnings(&session, opts) {
+            events.event(Event::Warning(line));
+        }
         return Ok(Outcome::DryRun(Box::new(session)));
     }
     // Signals first: from here on they stop the run instead of killing the process.

@@ -111,6 +111,12 @@ fn prepare(
         super::identity::check_same_device(meta, &observer, writer.dir(), opts.force)?;
     }
     let KnobPlan { knobs, wanted } = knobs::plan(session, &observer, opts.force)?;
+    // A card in use besides (a board booting from it): what cannot run there, said now.
+    if let Some(card) = super::shared_card::SharedCard::of(&session.target) {
+        let stages: Vec<_> = knobs.iter().map(|k| (k.name(), k.stage())).collect();
+        let results = super::shared_card::results_dir(session, opts);
+        card.check(&stages, opts.allow_write, opts.force, results.as_deref())?;
+    }
     let target = Target::open_with(
         &session.target,
         Writes::from_flags(opts.allow_write, opts.overwrite_data),

@@ -8,6 +8,7 @@
 mod common;
 
 mod arm64;
+mod boot_card;
 mod engine;
 mod evidence_window;
 mod export_fio;

@@ -4,7 +4,7 @@
 //! ENVIRONMENT, FILES, EXAMPLES and SEE ALSO, set with the `roff` crate clap_mangen uses.
 
 mod page;
-mod sections;
+pub(super) mod sections;
 mod sections_probe;
 mod sections_report;
 mod sections_run;

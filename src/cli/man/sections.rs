@@ -166,6 +166,15 @@ pub const INFO: Page = Page {
          cards have no EXT_CSD: CID, CSD, ios and sysfs are shown. `--raw` prints EXT_CSD as \
          hex, 16 bytes per line after the byte offset. `mmcab run` stores the `--json` \
          object in each results directory's meta.json (`device`).",
+        "Without DEVICE, lists the MMC/SD block devices of this machine from sysfs: each \
+         disk on the mmc bus (the main area, and an eMMC's boot partitions `mmcblkNbootM`) \
+         with its card's type (MMC, SD, SDIO) and name, size, card and host, read-only \
+         when the kernel keeps it so, its partitions (start, size) and what uses each (a \
+         mount, swap, a holder): which `mmcblkN` is the eMMC, and whether the board runs \
+         from it. With `--json`: `{schema, devices: [{node, disk, area, type, name, card, \
+         host, size_bytes, read_only, partitions: [{node, start_bytes, size_bytes, \
+         in_use}], in_use}]}` (`area`: main, boot or rpmb; `in_use` null when nothing \
+         uses it).",
         "Speed modes (eMMC): what the card offers (EXT_CSD CARD_TYPE: HS_26, HS_52, \
          DDR_52_1.8V_3V, DDR_52_1.2V, HS200_1.8V, HS200_1.2V, HS400_1.8V, HS400_1.2V), the \
          driver strengths it supports (DRIVER_STRENGTH, types 0-4), enhanced strobe \
@@ -212,6 +221,7 @@ pub const INFO: Page = Page {
         ("/proc/self/mounts", "Where debugfs is mounted."),
     ],
     examples: &[
+        ("Which mmcblk is the eMMC, and what is mounted from it:", "mmcab info"),
         ("The card and its host:", "mmcab info /dev/mmcblk0"),
         ("Everything as JSON, for a lab's records:", "mmcab info /dev/mmcblk0 --json > card.json"),
         ("EXT_CSD as hex:", "mmcab info mmcblk0 --raw"),

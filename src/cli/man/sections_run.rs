@@ -157,7 +157,11 @@ pub const RUN: Page = Page {
         ),
         (
             "/proc/self/mountinfo, /proc/swaps, /sys/block/<disk>/holders/",
-            "Checked before writing: a mounted, swap or held device is refused.",
+            "Checked before anything runs: a mounted, swap or held device is refused for \
+             writes. On a card with a partition in use (a board booting from it), also the \
+             knobs that re-initialise the card (bus-width, speed-mode: without --force) or \
+             rebind its block driver (cmd23, cqe), and a results directory on that card; \
+             --dry-run warns of them.",
         ),
         (
             "/proc/sys/vm/drop_caches",
