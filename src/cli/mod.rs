@@ -15,6 +15,7 @@ mod dry_run;
 mod export;
 mod gates;
 mod info;
+mod kernel_features;
 mod knobs;
 mod knobs_modes;
 mod man;
