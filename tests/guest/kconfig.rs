@@ -10,6 +10,11 @@
 //!   `ios` and `ext_csd` stay readable (the summary still has the bus);
 //! - then to confidentiality: the mmc trace events as well.
 //!
+//! Beside mmcab's words, what the kernel does at each level, as docs/kernel-config.md
+//! says from the source: under integrity debugfs `caps` cannot be opened and `ios` can,
+//! and a tracefs instance can be made; under confidentiality neither an instance nor
+//! reading `trace`.
+//!
 //! Lockdown cannot be lifted again, so it comes last.
 
 use crate::common::testbed::{self, Guest, GuestRun};
@@ -33,9 +38,21 @@ echo integrity > /sys/kernel/security/lockdown
 run info-integrity info $M
 run knobs-integrity knobs $M
 run json-integrity info --json $M
+# What the kernel refuses at each level: debugfs by mode, tracefs as a whole.
+try() { # NAME COMMAND...: its status in /out/NAME.rc
+    name=$1; shift
+    "$@" > /dev/null 2>&1; echo $? > /out/$name.rc
+}
+T=/sys/kernel/tracing
+try integrity-caps cat /sys/kernel/debug/mmc0/caps
+try integrity-ios cat /sys/kernel/debug/mmc0/ios
+try integrity-instance mkdir $T/instances/kconfig-integrity
+rmdir $T/instances/kconfig-integrity 2>/dev/null
 echo confidentiality > /sys/kernel/security/lockdown
 cat /sys/kernel/security/lockdown > /out/lockdown-after
 run json-confidentiality info --json $M
+try confidentiality-instance mkdir $T/instances/kconfig-confidentiality
+try confidentiality-trace cat $T/trace
 "#;
 
 /// The output of one `mmcab` call of [`SCRIPT`], which must have exited 0.
@@ -165,7 +182,27 @@ fn linux_6_12_info_names_each_gate_taken_away() {
         "caps read under lockdown"
     );
 
+    // The kernel's side of it: caps (0600) refused, ios (0400) read, tracefs untouched.
+    let rc = |name: &str| run.out_text(&format!("{name}.rc")).trim().to_string();
+    assert_ne!(
+        rc("integrity-caps"),
+        "0",
+        "debugfs caps opened under integrity"
+    );
+    assert_eq!(
+        rc("integrity-ios"),
+        "0",
+        "debugfs ios refused under integrity"
+    );
+    assert_eq!(
+        rc("integrity-instance"),
+        "0",
+        "no tracefs instance under integrity"
+    );
+
     // Confidentiality: tracefs too.
+    assert_ne!(rc("confidentiality-instance"), "0");
+    assert_ne!(rc("confidentiality-trace"), "0");
     assert_eq!(
         run.out_text("lockdown-after").trim(),
         "none integrity [confidentiality]"
