@@ -36,8 +36,17 @@ pub fn execute(args: &InfoArgs, out: &Output) -> Result<Kind> {
     // Re-discover so the debugfs paths follow a mount made just now.
     let paths = device::discover(device).unwrap_or(paths);
     let info = device::DeviceInfo::read(&paths)?;
+    let kernel = device::kconfig_read::check(&paths);
     if args.json {
-        out.json(&info)?;
+        // The device's keys, with `kernel_features` in its sorted place.
+        let mut doc = serde_json::to_value(&info)?;
+        if let Some(keys) = doc.as_object_mut() {
+            keys.insert(
+                "kernel_features".to_string(),
+                serde_json::to_value(&kernel)?,
+            );
+        }
+        out.json(&doc)?;
     } else if args.raw {
         match &info.ext_csd {
             Some(ext_csd) => out.print(&render::raw(&ext_csd.raw))?,
@@ -48,7 +57,7 @@ pub fn execute(args: &InfoArgs, out: &Output) -> Result<Kind> {
             ),
         }
     } else {
-        out.print(&render::human(&info))?;
+        out.print(&(render::human(&info) + &super::kernel_features::text(&kernel)))?;
     }
     Ok(Kind::Success)
 }

@@ -27,6 +27,7 @@ pub fn execute(args: &KnobsArgs, out: &Output) -> Result<Kind> {
         .with_context(|| format!("mmcab knobs {}: finding the MMC card", args.device))?;
     let kernel = crate::device::capabilities::kernel_release();
     let modes = crate::device::speed_offer::read_offer(&paths, &kernel);
+    let features = crate::device::kconfig_read::check(&paths);
     if args.json {
         out.json(&serde_json::json!({
             "schema": KNOBS_JSON_SCHEMA,
@@ -34,10 +35,12 @@ pub fn execute(args: &KnobsArgs, out: &Output) -> Result<Kind> {
             "knobs": statuses,
             "speed_modes": modes.as_ref().ok(),
             "speed_modes_error": modes.as_ref().err(),
+            "kernel_features": features,
         }))?;
     } else {
         let text = knobs_table(&statuses)
-            + &super::knobs_modes::modes_table(modes.as_ref().map_err(String::as_str));
+            + &super::knobs_modes::modes_table(modes.as_ref().map_err(String::as_str))
+            + &super::kernel_features::text(&features);
         out.print(&text)?;
     }
     Ok(Kind::Success)

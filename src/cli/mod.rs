@@ -16,6 +16,7 @@ mod export;
 mod gates;
 mod info;
 mod info_list;
+mod kernel_features;
 mod knobs;
 mod knobs_modes;
 mod man;

@@ -15,6 +15,8 @@
 //! - [`speed_offer`]: which speed modes this kernel, host and card offer, and why not
 //!   (`mmcab knobs`), from [`speed_modes`]' verdicts
 //! - [`host_driver`]: the host's driver, its module and the module's parameters
+//! - [`kconfig`]: the kernel config options and run-time gates each feature of mmcab
+//!   needs, as one table; [`kconfig_read`]: which of them the running kernel lacks
 //! - [`sysfs`]: reading kernel attribute files
 //! - data commands through the ioctl: [`raw_access`] (may mmcab, and how: addressing,
 //!   limits), [`transfer`] (which commands), [`mmc_io`] (sending them), [`packed`] (the
@@ -36,6 +38,8 @@ pub mod info_speed;
 pub mod ioctl;
 pub mod ios;
 pub mod list;
+pub mod kconfig;
+pub mod kconfig_read;
 pub mod mmc_io;
 pub mod packed;
 pub mod paths;

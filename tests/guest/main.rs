@@ -23,6 +23,7 @@ mod guest_evidence;
 mod guest_runner;
 mod ioctl_engine;
 mod ioctl_packed;
+mod kconfig;
 mod lava;
 mod old_results;
 mod probe;

@@ -184,6 +184,12 @@ pub const INFO: Page = Page {
          (MMC_CAP2_HS200_1_8V_SDR, MMC_CAP2_HS200_1_2V_SDR, MMC_CAP2_HS400_1_8V, \
          MMC_CAP2_HS400_1_2V, MMC_CAP2_HS400_ES), and the timing, clock and width the bus \
          runs at now (`ios`). Which modes can be switched here: `mmcab-knobs`(1).",
+        "Kernel features, last: where the kernel's config was read (/proc/config.gz, else \
+         /boot/config-RELEASE, or that neither is there), the lockdown level, then one line \
+         per thing the running kernel lacks (a CONFIG_ option not set, debugfs=off, lockdown, \
+         kernel.io_uring_disabled, module.sig_enforce, debugfs or tracefs not there), each \
+         naming the feature it costs and the fix; `all there` when nothing is missing. The \
+         table of features, options and gates: docs/kernel-config.md.",
     ],
     json: &[
         ("schema", "1 (a key that changes meaning bumps it; new keys may appear)."),
@@ -199,6 +205,7 @@ pub const INFO: Page = Page {
         ("speed_modes", "eMMC only: `card` (null without EXT_CSD: `card_type`, `driver_strength`, `strobe_support` decoded as in `ext_csd.fields`, each with its `*_raw`; `hs_timing` {`timing`, `driver_strength`, `raw`}) and `host` {`caps`, `caps2`: the names of the speed bits set, null when unreadable}."),
         ("sysfs", "Every readable attribute of the card's sysfs directory."),
         ("PART_error", "A part that could not be read is null and `<part>_error` says why."),
+        ("kernel_features", "`{config, config_error, lockdown, lockdown_note, features: [{feature, needed_by, options, available, missing: [{what, fix}]}]}`: what the running kernel lacks (not in meta.json)."),
     ],
     exit_status: &[
         OK,
@@ -219,6 +226,12 @@ pub const INFO: Page = Page {
         ),
         DEBUGFS_HOST,
         ("/proc/self/mounts", "Where debugfs is mounted."),
+        (
+            "/proc/config.gz, /boot/config-RELEASE, /proc/cmdline, /proc/filesystems, \
+             /sys/kernel/security/lockdown, /proc/sys/kernel/io_uring_disabled, \
+             /sys/module/module/parameters/sig_enforce",
+            "The kernel's config and the run-time gates of its features.",
+        ),
     ],
     examples: &[
         ("Which mmcblk is the eMMC, and what is mounted from it:", "mmcab info"),
@@ -256,12 +269,14 @@ pub const KNOBS: Page = Page {
          or debugfs `caps` is not writable. A note says when HS400 is \
          HS400 with enhanced strobe, or cannot be: MMC_CAP2_HS400_ES is never writable \
          through debugfs.",
+        "Last, the kernel features the running kernel lacks, as `mmcab-info`(1) prints them.",
     ],
     json: &[
         ("schema", "1."),
         ("device", "DEVICE as given."),
         ("knobs", "`[{name, available, value, values, reason}]`, in the order of the table."),
         ("speed_modes", "eMMC: `{kernel, inputs: {caps, caps2, card_type, strobe_support, host_bus_width}, now: {timing, mode, clock_hz, bus_width}, modes: [{mode, offered, switch, reason}], notes}`; `switch` is `now`, `yes`, `force` or `no`. Null when the modes cannot be told, and `speed_modes_error` says why (a card that is not an eMMC, an unreadable EXT_CSD, caps or ios)."),
+        ("kernel_features", "As in `mmcab info --json`."),
     ],
     exit_status: &[OK, ERROR, USAGE],
     environment: &[],
