@@ -11,7 +11,9 @@ use std::process::Command;
 const MMCAB: &str = env!("CARGO_BIN_EXE_mmcab");
 
 /// Two configs (a command knob keeping its value in a file) and two short time-based
-/// workloads on a file.
+/// workloads on a file. The file is in /dev/shm ([`scratch`]): on a disk-backed /tmp the
+/// buffered writes met the machine's other writeback and a loaded run's CV went past
+/// what the first stage stops at (a test saw all 24 runs).
 fn plan(dir: &Path) -> std::path::PathBuf {
     let marker = dir.join("marker");
     std::fs::write(&marker, "a\n").unwrap();
@@ -43,7 +45,7 @@ rw = "read"
 bs = "64KiB"
 size = "4MiB"
 direct = false
-runtime = "150ms"
+runtime = "250ms"
 time_based = true
 
 [[workload]]
@@ -54,13 +56,19 @@ rw = "write"
 bs = "64KiB"
 size = "4MiB"
 direct = false
-runtime = "150ms"
+runtime = "250ms"
 time_based = true
 "#
     );
     let path = dir.join("plan.toml");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// A scratch directory in /dev/shm (tmpfs: no writeback, so the runs vary with the CPU
+/// only).
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm").unwrap()
 }
 
 /// `mmcab run PLAN --device DIR/target.img ARGS... --out OUT`.
@@ -79,7 +87,7 @@ fn run_plan(dir: &Path, plan: &Path, args: &[&str], out_dir: &Path) -> std::proc
 
 #[test]
 fn workloads_stop_together_once_their_ci_is_narrow_enough() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let plan = plan(dir.path());
     let out_dir = dir.path().join("res");
     let out = run_plan(
@@ -161,7 +169,7 @@ fn workloads_stop_together_once_their_ci_is_narrow_enough() {
 
 #[test]
 fn until_ci_refuses_the_blocked_order() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let plan = plan(dir.path());
     let out = Command::new(MMCAB)
         .arg("run")
@@ -180,7 +188,7 @@ fn until_ci_refuses_the_blocked_order() {
 /// fails (exit 5): meta.json says so and `--resume` has nothing to do.
 #[test]
 fn a_run_until_ci_ended_is_finished_even_when_the_restore_fails() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let plan = plan(dir.path());
     let text = std::fs::read_to_string(&plan).unwrap();
     let failing = text.replacen(
@@ -225,7 +233,7 @@ fn a_run_until_ci_ended_is_finished_even_when_the_restore_fails() {
 /// results directory and the recorded rows.
 #[test]
 fn run_json_is_one_document_with_its_schema() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = scratch();
     let plan = plan(dir.path());
     let out_dir = dir.path().join("res");
     let out = run_plan(dir.path(), &plan, &["--repeat", "1", "--json"], &out_dir);
