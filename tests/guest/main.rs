@@ -24,6 +24,7 @@ mod guest_runner;
 mod ioctl_engine;
 mod ioctl_packed;
 mod lava;
+mod linux61;
 mod old_results;
 mod probe;
 mod testbed;
