@@ -9,6 +9,9 @@
 //! - The same plan without the knob runs (the sync and the io_uring engine) and
 //!   `mmcab report` shows its kernel evidence: every row traced, `err_stats` read.
 //! - `mmcab knobs` says the same for every caps knob and offers `clock`.
+//! - The simulated card's module, built for 6.1 (`testbed/build-emmcsim --kernel 6.1`),
+//!   loads there (one sim-card boot): `hs200=1` comes up in HS200 at 200 MHz on 8 bits,
+//!   and `knobs` lists its modes with the same refusal.
 
 use crate::common::testbed;
 
@@ -187,4 +190,33 @@ mmcab report /out/plain > /out/report.txt",
             "the report wants {want:?}:\n{report}"
         );
     }
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn linux_6_1_loads_the_simulated_card() {
+    let run = testbed::Guest::new("linux61_sim")
+        .kernel("6.1")
+        .card("sim,hs200=1")
+        .run(
+            "mmcab info --json /dev/mmcblk0 > /out/info.json
+mmcab knobs --json /dev/mmcblk0 > /out/knobs.json",
+        );
+    run.assert_success();
+    let info = run.out_json("info.json");
+    assert_eq!(info["host_driver"]["driver"], "emmcsim", "{info}");
+    assert_eq!(info["ios"]["bus_width"], 8, "{info}");
+    assert_eq!(info["ios"]["clock_hz"], 200_000_000u64, "{info}");
+    assert!(
+        info["ios"]["timing"].as_str().unwrap().contains("HS200"),
+        "{info}"
+    );
+    let knobs = run.out_json("knobs.json");
+    let speed = testbed::knob(&knobs, "speed-mode");
+    assert_eq!(speed["available"], false, "{speed}");
+    let why = speed["reason"].as_str().unwrap();
+    assert!(
+        why.contains("read-only") && why.contains("mmc-hs200-1_8v"),
+        "{why}"
+    );
 }
