@@ -6,7 +6,7 @@
 //!   sectors written do not move, no run is recorded, stderr is one line saying why
 //!   (read-only caps) and the route (across boots, `mmcab compare`, docs/board.md
 //!   section 9), even with `--force`.
-//! - The same plan without the knob runs (the sync and the io_uring engine) and
+//! - The same plan without the knob runs (the sync, io_uring and ioctl engines) and
 //!   `mmcab report` shows its kernel evidence: every row traced, `err_stats` read.
 //! - `mmcab knobs` says the same for every caps knob and offers `clock`.
 //! - The simulated card's module, built for 6.1 (`testbed/build-emmcsim --kernel 6.1`),
@@ -14,6 +14,8 @@
 //!   and `knobs` lists its modes with the same refusal.
 
 use crate::common::testbed;
+
+use std::time::Duration;
 
 /// The plan's head and its workloads; [`CONFIGS`] goes between them for the A/B.
 const HEAD: &str = r#"name = "linux61"
@@ -54,6 +56,16 @@ size = "2MiB"
 io_size = "256KiB"
 engine = "io_uring"
 iodepth = 4
+
+[[workload]]
+name = "seq-read-ioctl"
+description = "64 KiB reads as CMD23 + CMD18 through the MMC ioctl"
+[[workload.job]]
+name = "read"
+rw = "read"
+bs = "64KiB"
+size = "1MiB"
+engine = "ioctl"
 "#;
 
 /// Field 7 of /sys/block/<disk>/stat: sectors written.
@@ -121,7 +133,10 @@ mmcab report /out/plain > /out/report.txt",
         refuse("forced", "mmcab run /root/ab.toml --force"),
         refuse("bus", "mmcab run /workloads/bus-width-ab.toml"),
     );
-    let run = testbed::Guest::new("linux61").kernel("6.1").run(&script);
+    let run = testbed::Guest::new("linux61")
+        .kernel("6.1")
+        .timeout(Duration::from_secs(600))
+        .run(&script);
     run.assert_success();
     let release = run.out_text("uname");
     assert!(release.starts_with("6.1."), "{release}");
@@ -150,7 +165,7 @@ mmcab report /out/plain > /out/report.txt",
 
     // The plan without the knob: both engines ran, every run traced, err_stats read.
     let runs = run.out_text("plain/runs.csv");
-    for workload in ["seq-write", "rand-read-qd4"] {
+    for workload in ["seq-write", "rand-read-qd4", "seq-read-ioctl"] {
         assert!(runs.contains(workload), "{workload} missing:\n{runs}");
     }
     let meta = run.out_json("plain/meta.json");
@@ -171,14 +186,14 @@ mmcab report /out/plain > /out/report.txt",
         assert_eq!(&row[err_stats], "none", "{row:?}");
         let moved = matches!(
             (&row[workload], &row[direction]),
-            ("seq-write", "write") | ("rand-read-qd4", "read")
+            ("seq-write", "write") | ("rand-read-qd4", "read") | ("seq-read-ioctl", "read")
         );
         if moved {
             assert!(row[requests].parse::<u64>().unwrap() > 0, "{row:?}");
             measured += 1;
         }
     }
-    assert_eq!(measured, 4, "2 runs of each workload:\n{rows:?}");
+    assert_eq!(measured, 6, "2 runs of each workload:\n{rows:?}");
     let report = run.out_text("report.txt");
     for want in [
         "Kernel: 6.1.",
@@ -198,6 +213,7 @@ fn linux_6_1_loads_the_simulated_card() {
     let run = testbed::Guest::new("linux61_sim")
         .kernel("6.1")
         .card("sim,hs200=1")
+        .timeout(Duration::from_secs(600))
         .run(
             "mmcab info --json /dev/mmcblk0 > /out/info.json
 mmcab knobs --json /dev/mmcblk0 > /out/knobs.json",
