@@ -258,6 +258,19 @@ fn bus_width_runtime_switch(e: &Evidence<'_>) -> Capability {
         json!({"kernel": e.kernel_release, "caps": e.host_caps.map(|c| format!("0x{c:08x}"))});
     let (maj, min) = BUS_WIDTH_CAPS_WRITABLE_SINCE;
     match version {
+        // Read-only before 6.7 (caps_gate.rs): no bit at all, so no EINVAL either.
+        Some(v) if v < super::caps_gate::CAPS_WRITABLE_SINCE => {
+            return cap(
+                false,
+                format!(
+                    "kernel {} < 6.7: debugfs caps is read-only (writable from 6.7, the \
+                     bus-width bits from {maj}.{min}); boot with another device-tree bus-width \
+                     instead",
+                    e.kernel_release
+                ),
+                details,
+            )
+        }
         Some(v) if v < (maj, min) => {
             return cap(
                 false,
@@ -377,6 +390,16 @@ mod tests {
         let ro = caps_of("cap-linux7-bus8.txt", false);
         assert!(!ro.bus_width_runtime_switch.supported);
         assert!(ro.bus_width_runtime_switch.reason.contains("read-only"));
+        // Linux 6.1: caps is read-only (mode 0400), so no EINVAL to speak of.
+        let old = caps_of("cap-linux61-bus4.txt", true);
+        assert_eq!(old.bus_width.details["bits"], 4);
+        let why = &old.bus_width_runtime_switch.reason;
+        assert!(!old.bus_width_runtime_switch.supported);
+        assert!(
+            why.starts_with("kernel 6.1.0-50-armmp < 6.7: debugfs caps is read-only")
+                && !why.contains("EINVAL"),
+            "{why}"
+        );
     }
 
     #[test]

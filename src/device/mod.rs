@@ -7,6 +7,7 @@
 //! - [`ext_csd`] (+ [`ext_csd_table`], the fields by name, over [`ext_csd_field`], what a
 //!   field is), [`cid`], [`ios`]: decoding
 //! - [`capabilities`]: packed, cmdq, cache, bus width (now / switchable at run time)
+//! - [`caps_gate`]: a debugfs `caps` this kernel made read-only, and the across-boots route
 //! - [`info`]: [`DeviceInfo`], all of it in one typed value (`mmcab info --json`,
 //!   meta.json's `device`); [`info_read`]: reading it from the kernel; [`render`]: its
 //!   human form
@@ -24,6 +25,7 @@
 //!   seen in the trace: [`crate::evidence::sbc`]
 
 pub mod capabilities;
+pub mod caps_gate;
 #[cfg(test)]
 pub(crate) mod capture;
 pub mod cid;

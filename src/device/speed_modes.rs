@@ -54,7 +54,7 @@ pub const CARD_TYPE_HS400_1_2V: u8 = 1 << 7;
 /// Where debugfs `caps`/`caps2` became writable for the speed bits: "mmc: debugfs:
 /// Allow host caps to be modified", merged for 6.7 with "mmc: core: Always reselect
 /// card type" (which makes a re-init of the same card choose again from the caps).
-pub const SPEED_CAPS_WRITABLE_SINCE: (u32, u32) = (6, 7);
+pub const SPEED_CAPS_WRITABLE_SINCE: (u32, u32) = super::caps_gate::CAPS_WRITABLE_SINCE;
 /// "mmc: debugfs: Allow more host caps to be modified": the bus-width bits, CMD23 and
 /// CQE too (first release 6.19).
 pub const MORE_CAPS_WRITABLE_SINCE: (u32, u32) = (6, 19);

@@ -27,6 +27,7 @@ use std::path::Path;
 use crate::device::capabilities::{
     kernel_version, CMD23_CQE_CAPS_WRITABLE_SINCE, MMC_CAP2_CQE, MMC_CAP_CMD23,
 };
+use crate::device::caps_gate::{read_only_refusal, ROUTE_KERNELS};
 
 /// One line of `mmcab knobs`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -213,12 +214,13 @@ fn caps_bit_blockers(env: &KnobEnv, what: &str, force: bool) -> Vec<String> {
             host.caps.display()
         ));
     }
+    let read_only = read_only_refusal(&host.caps, &env.kernel_release, ROUTE_KERNELS);
     match kernel_version(&env.kernel_release) {
+        _ if read_only.is_some() => reasons.extend(read_only),
         Some(v) if v >= CMD23_CQE_CAPS_WRITABLE_SINCE || force => {}
         _ => reasons.push(format!(
             "not switchable at run time on this kernel (Linux {}: its debugfs caps refuses {what}; \
-             it became writable after 6.18); A/B it across kernels or boots with --label \
-             (--force tries anyway)",
+             it became writable after 6.18); {ROUTE_KERNELS} (--force tries anyway)",
             env.kernel_release
         )),
     }

@@ -10,6 +10,7 @@ use crate::device::capabilities::{
     kernel_version, BUS_WIDTH_CAPS_WRITABLE_SINCE, MMC_CAP_4_BIT_DATA, MMC_CAP_8_BIT_DATA,
     MMC_CAP_AGGRESSIVE_PM,
 };
+use crate::device::caps_gate::{read_only_refusal, ROUTE_BUS_WIDTH};
 use crate::device::MmcPaths;
 use anyhow::{bail, Context, Result};
 
@@ -74,10 +75,9 @@ impl BusWidthKnob {
 
     fn refused_message(err: anyhow::Error) -> anyhow::Error {
         if err.downcast_ref::<CapsRefused>().is_some() {
-            err.context(
-                "bus-width is not switchable at run time on this kernel; A/B it across boots \
-                 with --label (one boot per device-tree bus-width)",
-            )
+            err.context(format!(
+                "bus-width is not switchable at run time on this kernel; {ROUTE_BUS_WIDTH}"
+            ))
         } else {
             err
         }
@@ -247,6 +247,9 @@ pub(super) fn resolve(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
             ),
         ));
     }
+    if let Some(why) = read_only_refusal(&host.caps, &env.kernel_release, ROUTE_BUS_WIDTH) {
+        return Err(unavailable("bus-width", why));
+    }
     match kernel_version(&env.kernel_release) {
         Some(v) if v >= BUS_WIDTH_CAPS_WRITABLE_SINCE || force => {}
         _ => {
@@ -254,8 +257,8 @@ pub(super) fn resolve(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
                 "bus-width",
                 format!(
                     "not switchable at run time on this kernel (Linux {}: its debugfs caps \
-                     refuses the bus-width bits; they became writable after 6.18); A/B it across \
-                     boots with --label, one boot per device-tree bus-width (--force tries anyway)",
+                     refuses the bus-width bits; they became writable after 6.18); \
+                     {ROUTE_BUS_WIDTH} (--force tries anyway)",
                     env.kernel_release
                 ),
             ))

@@ -97,8 +97,9 @@ impl CapBitKnob {
             if err.downcast_ref::<CapsRefused>().is_some() {
                 err.context(format!(
                     "{} is not switchable at run time on this kernel (the bit became writable \
-                     after 6.18)",
-                    self.which.name()
+                     after 6.18); {}",
+                    self.which.name(),
+                    crate::device::caps_gate::ROUTE_KERNELS
                 ))
             } else {
                 err

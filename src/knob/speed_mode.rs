@@ -9,6 +9,7 @@ use super::caps::{parse_caps, CapsRefused, HostCaps};
 use super::env::{unavailable, KnobEnv};
 use super::{shell_quote, Knob, Saved, Settings, Value};
 use crate::device::capabilities::{kernel_version, MMC_CAP_AGGRESSIVE_PM};
+use crate::device::caps_gate::{read_only_refusal, ROUTE_SPEED_MODE};
 use crate::device::ext_csd_table::{CARD_TYPE, STROBE_SUPPORT};
 use crate::device::ios::Ios;
 use crate::device::speed_modes::{
@@ -99,10 +100,10 @@ impl SpeedModeKnob {
 
     fn not_switchable(err: anyhow::Error) -> anyhow::Error {
         if err.downcast_ref::<CapsRefused>().is_some() {
-            err.context(
+            err.context(format!(
                 "speed-mode is not switchable at run time on this kernel (debugfs takes the \
-                 speed bits from 6.7 on); A/B the modes across boots with --label",
-            )
+                 speed bits from 6.7 on); {ROUTE_SPEED_MODE}"
+            ))
         } else {
             err
         }
@@ -355,7 +356,9 @@ pub(super) fn resolve(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
             host.power_control.display()
         ));
     }
-    if let Err(why) = kernel_can(kernel_version(&env.kernel_release)) {
+    if let Some(why) = read_only_refusal(&host.caps, &env.kernel_release, ROUTE_SPEED_MODE) {
+        reasons.push(why);
+    } else if let Err(why) = kernel_can(kernel_version(&env.kernel_release)) {
         if !force {
             reasons.push(format!("{why} (--force tries anyway)"));
         }

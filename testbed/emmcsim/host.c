@@ -261,6 +261,19 @@ static void emmcsim_remove(struct platform_device *pdev)
 	mmc_free_host(h->mmc);
 }
 
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
+/*
+ * struct platform_driver's .remove returned int before Linux 6.11 (commit 0edb555a65d1,
+ * "platform: Make platform_driver::remove() return void"); the testbed's 6.1 needs this.
+ */
+static int emmcsim_remove_int(struct platform_device *pdev)
+{
+	emmcsim_remove(pdev);
+	return 0;
+}
+#define emmcsim_remove emmcsim_remove_int
+#endif
+
 static struct platform_driver emmcsim_driver = {
 	.probe = emmcsim_probe,
 	.remove = emmcsim_remove,

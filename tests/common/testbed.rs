@@ -125,6 +125,7 @@ fn missing_parts() -> Option<String> {
     let wanted = [
         "kernels/6.12/vmlinuz",
         "kernels/7/vmlinuz",
+        "kernels/6.1/vmlinuz",
         "kernels/arm64-6.12/vmlinuz",
         "busybox/busybox",
         "busybox-arm64/busybox",

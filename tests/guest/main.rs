@@ -25,6 +25,7 @@ mod ioctl_engine;
 mod ioctl_packed;
 mod kconfig;
 mod lava;
+mod linux61;
 mod old_results;
 mod probe;
 mod testbed;

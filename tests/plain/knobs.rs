@@ -284,3 +284,44 @@ fn speed_mode_before_6_7_is_an_across_boots_ab() {
         "current mode still shown"
     );
 }
+
+/// Linux 6.1 (Debian 12's own kernel, captured in the testbed): debugfs `caps` and
+/// `caps2` are mode 0400 there, read-only whoever writes (docs/kernel-facts.md, "Linux
+/// 6.1"), so every knob that writes them is unavailable even with `--force`, naming the
+/// route across boots; `clock` is writable on every kernel.
+#[test]
+fn linux_6_1_read_only_caps_refuse_even_with_force_and_name_the_route() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (paths, release) = tree_from_capture("cap-linux61-bus4.txt", dir.path());
+    assert!(release.starts_with("6.1."), "{release}");
+    for file in ["caps", "caps2"] {
+        let path = paths.host_debugfs.join(file);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
+    }
+    std::fs::write(paths.host_debugfs.join("clock"), "52000000\n").unwrap();
+    let env = KnobEnv {
+        paths,
+        kernel_release: release,
+    };
+    for (knob, route) in [
+        ("bus-width", "one boot per device-tree bus-width"),
+        ("speed-mode", "one boot per device tree (mmc-ddr-1_8v"),
+        ("cmd23", "across kernels or boots"),
+    ] {
+        for force in [false, true] {
+            let err = resolve(knob, &env, force).err().unwrap().to_string();
+            assert!(
+                err.contains("its debugfs caps and caps2 are read-only")
+                    && err.contains("is mode 0400")
+                    && err.contains(route)
+                    && err.contains("then mmcab compare (docs/board.md, section 9)")
+                    && !err.contains("--force tries"),
+                "{knob}, force {force}: {err}"
+            );
+        }
+    }
+    let statuses = status(&env);
+    assert!(find(&statuses, "clock").available, "{statuses:?}");
+    assert_eq!(find(&statuses, "bus-width").value.as_deref(), Some("4"));
+}

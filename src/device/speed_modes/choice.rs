@@ -295,8 +295,8 @@ pub fn kernel_can(kernel: Option<(u32, u32)>) -> Result<(), String> {
         Some(v) if writable_masks(v).is_some() => Ok(()),
         Some((a, b)) => Err(format!(
             "Linux {a}.{b} does not let debugfs write the speed bits of caps/caps2 (writable \
-             from {maj}.{min}: \"mmc: debugfs: Allow host caps to be modified\"); A/B the modes \
-             across boots with --label"
+             from {maj}.{min}: \"mmc: debugfs: Allow host caps to be modified\"); {}",
+            crate::device::caps_gate::ROUTE_SPEED_MODE
         )),
         None => Err("the kernel's version is not known".to_string()),
     }
