@@ -7,6 +7,10 @@
 //!   host_uhs=8` UHS-I SDR104 at 208 MHz after CMD11 and a tuning of CMD19s), reads,
 //!   writes and discards reach the card, and `mmcab info` and `mmcab knobs` show an SD
 //!   card (type SD, no EXT_CSD, the host driver emmcsim) and exit 0.
+//! - Linux 7.x, one boot: each UHS-I mode switched on in debugfs caps (DDR50, SDR104,
+//!   SDR50, SDR25) is what the core re-inits the card in, at 1.8 V and the mode's clock,
+//!   and a 256 KiB read costs the bus time the model's formula gives for it (DDR50 two
+//!   bits per clock on a line), within 0.1%.
 //! - The preset on Linux 7.x: the PinePhone post's uSD lines (4, 16, 64 and 256 KiB
 //!   random reads at QD1, tests/fixtures/sdcard/pinephone-usd-qd1.toml) run by `mmcab
 //!   run`; the preset was fitted on 4 and 256 KiB, so those come out within 5% of the
@@ -235,4 +239,79 @@ fn sandisk_ultra_a1_preset_predicts_the_pinephone_post_from_two_block_sizes() {
         "measured/post outside the limits for {bad:?}:\n{table}\nstats:\n{}",
         run.out_text("stats.txt")
     );
+}
+
+/// The UHS-I modes the debugfs caps take (MMC_CAP_UHS_DDR50, _SDR104, _SDR50, _SDR25;
+/// bit, ios timing label, clock, bits per clock on a line), one after the other.
+const UHS_MODES: [(u32, &str, u64, u64); 4] = [
+    (0x0010_0000, "sd uhs DDR50", 50_000_000, 2),
+    (0x0008_0000, "sd uhs SDR104", 208_000_000, 1),
+    (0x0004_0000, "sd uhs SDR50", 100_000_000, 1),
+    (0x0002_0000, "sd uhs SDR25", 50_000_000, 1),
+];
+
+/// The model's ns for one 256 KiB read on 4 lines with every timing parameter 0: the
+/// data (per 512-byte block its bits over the lines and the bits per clock, plus 18
+/// clocks) and the bits of CMD23 and CMD18 and their responses (2 x (48 + 48)).
+fn bus_ns_256k(clock_hz: u64, bits_per_clock: u64) -> f64 {
+    let clocks = 512 * (4096 / (4 * bits_per_clock) + 18) + 192;
+    clocks as f64 * 1e9 / clock_hz as f64
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn linux_7_takes_each_uhs_mode_from_debugfs_caps_at_the_models_bus_time() {
+    // Each mode as mmcab's caps knobs switch one (src/knob/caps.rs): the caps with
+    // MMC_CAP_AGGRESSIVE_PM, the card runtime-suspended and resumed (a re-init with a
+    // power cycle: 3.3 V, CMD11, 1.8 V), then 40 reads of 256 KiB and the card's model_ns.
+    // The caps first: a card suspended without MMC_CAP_AGGRESSIVE_PM keeps its power
+    // (mmc_sd_runtime_suspend(), drivers/mmc/core/sd.c), and its resume re-inits nothing.
+    let mut script = String::from(
+        "set -e; S=/sys/kernel/debug/emmcsim/stats; C=/sys/kernel/debug/mmc0/caps; \
+         D=/sys/bus/mmc/devices/mmc0:aaaa; m() { grep '^model_ns ' $S | cut -d' ' -f2; }; \
+         rd() { a=$(m); dd if=/dev/mmcblk0 of=/dev/null bs=256k count=40 iflag=direct 2>/dev/null; \
+         b=$(m); echo $(( (b - a) / 40 )) > /out/$1.ns; cat /sys/kernel/debug/mmc0/ios > /out/$1.ios; }; \
+         rd boot; c=$(cat $C); ",
+    );
+    for (bit, ..) in UHS_MODES {
+        script += &format!(
+            "printf 0x%08x $(( c | {bit} | 0x80 )) > $C; \
+             echo 0 > $D/power/autosuspend_delay_ms; echo auto > $D/power/control; \
+             while [ $(cat $D/power/runtime_status) != suspended ]; do sleep 0.1; done; \
+             echo on > $D/power/control; rd {bit}; "
+        );
+    }
+    script += "cat $S > /out/stats.txt";
+    let run = testbed::Guest::new("emmcsim_sd_uhs")
+        .kernel("7")
+        .card("sim,sd=1,sd_uhs=1,jitter_permille=0,cmd_ns=0,read_access_ns=0,read_ns_per_kib=0")
+        .timeout(Duration::from_secs(600))
+        .run(&script);
+    run.assert_success();
+    let mut table = String::from("mode            clock       model ns/256 KiB  bus formula\n");
+    let mut bad = Vec::new();
+    let boot = [("boot".to_string(), "sd high-speed", 50_000_000, 1)];
+    let modes = UHS_MODES.map(|(bit, label, clock, bpc)| (bit.to_string(), label, clock, bpc));
+    for (file, label, clock, bpc) in boot.into_iter().chain(modes) {
+        let ios = run.out_text(&format!("{file}.ios"));
+        assert_eq!(testbed::ios_label(&ios, "timing spec"), label, "{ios}");
+        assert!(ios.contains(&format!("clock:\t\t{clock} Hz")), "{ios}");
+        let volts = if file == "boot" { "3.30 V" } else { "1.80 V" };
+        assert!(ios.contains(volts), "{ios}");
+        let ns: f64 = run.out_text(&format!("{file}.ns")).trim().parse().unwrap();
+        let want = bus_ns_256k(clock, bpc);
+        table += &format!("{label:<15} {clock:>10} {ns:>17.0} {want:>12.0}\n");
+        if (ns / want - 1.0).abs() > 0.001 {
+            bad.push(label);
+        }
+    }
+    eprintln!("{table}");
+    assert!(
+        bad.is_empty(),
+        "model_ns off the bus formula for {bad:?}:\n{table}"
+    );
+    // DDR50, SDR104 and SDR50 tune (mmc_sd_use_tuning(), drivers/mmc/core/sd.c), SDR25 not.
+    let stats = run.out_text("stats.txt");
+    assert_eq!(stat(&stats, "tunings"), 3, "{stats}");
+    assert_eq!(stat(&stats, "tuning_failures"), 0, "{stats}");
 }
