@@ -11,6 +11,8 @@
 //!   SDR50, SDR25) is what the core re-inits the card in, at 1.8 V and the mode's clock,
 //!   and a 256 KiB read costs the bus time the model's formula gives for it (DDR50 two
 //!   bits per clock on a line), within 0.1%.
+//! - Linux 7.x with `sd_cmd23=0`: an SCR without CMD23, and the core stops its
+//!   transfers with CMD12 instead.
 //! - The preset on Linux 7.x: the PinePhone post's uSD lines (4, 16, 64 and 256 KiB
 //!   random reads at QD1, tests/fixtures/sdcard/pinephone-usd-qd1.toml) run by `mmcab
 //!   run`; the preset was fitted on 4 and 256 KiB, so those come out within 5% of the
@@ -314,4 +316,34 @@ fn linux_7_takes_each_uhs_mode_from_debugfs_caps_at_the_models_bus_time() {
     let stats = run.out_text("stats.txt");
     assert_eq!(stat(&stats, "tunings"), 3, "{stats}");
     assert_eq!(stat(&stats, "tuning_failures"), 0, "{stats}");
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn linux_7_stops_transfers_with_cmd12_when_the_scr_lacks_cmd23() {
+    // mmc_blk_alloc_req() (drivers/mmc/core/block.c) sends CMD23 to an SD card only when
+    // its SCR has CMD_SUPPORT bit 1: without it each multi-block read is CMD18 + CMD12,
+    // each write CMD25 + CMD12 + CMD13 (the busy check after a write).
+    let script = "set -e; S=/sys/kernel/debug/emmcsim/stats; \
+         cat /sys/block/mmcblk0/device/scr > /out/scr.txt; cat $S > /out/before.txt; \
+         dd if=/dev/mmcblk0 of=/dev/null bs=256k count=40 iflag=direct 2>/dev/null; \
+         dd if=/dev/zero of=/dev/mmcblk0 bs=64k count=4 seek=64 oflag=direct 2>/dev/null; \
+         cat $S > /out/after.txt; cat /sys/kernel/debug/mmc0/err_stats > /out/err_stats.txt";
+    let run = testbed::Guest::new("emmcsim_sd_no_cmd23")
+        .kernel("7")
+        .card("sim,sd=1,sd_cmd23=0")
+        .timeout(Duration::from_secs(600))
+        .run(script);
+    run.assert_success();
+    assert_eq!(run.out_text("scr.txt"), "0235844100000000\n");
+    let (before, after) = (run.out_text("before.txt"), run.out_text("after.txt"));
+    let delta = |name: &str| stat(&after, name) - stat(&before, name);
+    assert_eq!(delta("requests"), 40 + 4 + 4, "{before}\n{after}");
+    assert_eq!(delta("commands"), 40 * 2 + 4 * 3, "{before}\n{after}");
+    assert_eq!(delta("write_blocks"), 4 * 128, "{after}");
+    let err_stats = run.out_text("err_stats.txt");
+    assert!(
+        err_stats.contains("Command Timeout Occurred:\t 0"),
+        "{err_stats}"
+    );
 }
