@@ -36,11 +36,14 @@ u64 emmcsim_cmd_ns(const struct emmcsim_bus *bus, unsigned int resp_bits)
 		div_u64((u64)(48 + resp_bits) * NSEC_PER_SEC, bus_clock(bus));
 }
 
-/* DDR52 and HS400 move two bits per clock on each data line; the others one. */
+/*
+ * DDR52 and HS400 (and an SD card's DDR50) move two bits per clock on each data line;
+ * the others one.
+ */
 static unsigned int bus_bits_per_clock(const struct emmcsim_bus *bus)
 {
-	return bus->timing == MMC_TIMING_MMC_DDR52 || bus->timing == MMC_TIMING_MMC_HS400 ?
-		2 : 1;
+	return bus->timing == MMC_TIMING_MMC_DDR52 || bus->timing == MMC_TIMING_MMC_HS400 ||
+		bus->timing == MMC_TIMING_UHS_DDR50 ? 2 : 1;
 }
 
 /*
@@ -83,6 +86,11 @@ static u32 r1(struct emmcsim_card *card, u32 state)
 	return status;
 }
 
+u32 emmcsim_card_r1(struct emmcsim_card *card, u32 state)
+{
+	return r1(card, state);
+}
+
 /* --- data commands --- */
 
 bool emmcsim_card_range_ok(const struct emmcsim_card *card, u64 sector, u64 blocks)
@@ -105,8 +113,8 @@ static u64 switch_cache(struct emmcsim_host *h, u32 err)
 }
 
 /* CMD17/18/24/25: returns the card's time besides the command itself. */
-static u64 data_command(struct emmcsim_host *h, struct mmc_command *cmd,
-			struct mmc_data *data, bool write)
+u64 emmcsim_card_data(struct emmcsim_host *h, struct mmc_command *cmd,
+		      struct mmc_data *data, bool write)
 {
 	struct emmcsim_card *card = &h->card;
 	bool sbc = card->sbc_set;
@@ -210,7 +218,7 @@ static u64 send_ext_csd(struct emmcsim_host *h, struct mmc_data *data)
 	return emmcsim_bus_ns(&h->bus, SECTOR, 1);
 }
 
-static u64 erase(struct emmcsim_host *h, u32 arg)
+u64 emmcsim_card_erase(struct emmcsim_host *h, u32 arg)
 {
 	struct emmcsim_card *card = &h->card;
 	u32 start = card->erase_start, end = card->erase_end;
@@ -227,7 +235,7 @@ static u64 erase(struct emmcsim_host *h, u32 arg)
 	return emmcsim_param(P_ERASE_NS);
 }
 
-static unsigned int resp_bits(const struct mmc_command *cmd)
+unsigned int emmcsim_resp_bits(const struct mmc_command *cmd)
 {
 	if (cmd->flags & MMC_RSP_136)
 		return 136;
@@ -288,7 +296,7 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 			 struct mmc_data *data)
 {
 	struct emmcsim_card *card = &h->card;
-	u64 ns = emmcsim_cmd_ns(&h->bus, resp_bits(cmd));
+	u64 ns = emmcsim_cmd_ns(&h->bus, emmcsim_resp_bits(cmd));
 	u32 state = card->state, err;
 
 	h->stats.commands++;
@@ -298,6 +306,8 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 		data->error = 0;
 		data->bytes_xfered = 0;
 	}
+	if (emmcsim_sd())	/* the SD personality's own command set (sd.c) */
+		return ns + emmcsim_sd_command(h, cmd, data);
 	if (identify(card, cmd))
 		return ns;
 	if (state != R1_STATE_TRAN && cmd->opcode != MMC_SEND_STATUS &&
@@ -339,8 +349,8 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 	case MMC_READ_MULTIPLE_BLOCK:
 	case MMC_WRITE_BLOCK:
 	case MMC_WRITE_MULTIPLE_BLOCK:
-		ns += data_command(h, cmd, data, cmd->opcode == MMC_WRITE_BLOCK ||
-				   cmd->opcode == MMC_WRITE_MULTIPLE_BLOCK);
+		ns += emmcsim_card_data(h, cmd, data, cmd->opcode == MMC_WRITE_BLOCK ||
+					cmd->opcode == MMC_WRITE_MULTIPLE_BLOCK);
 		cmd->resp[0] |= r1(card, state);
 		return ns;
 	case MMC_SEND_TUNING_BLOCK_HS200:	/* in HS200 only (speed.c) */
@@ -357,7 +367,7 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 		cmd->resp[0] = r1(card, state);
 		return ns;
 	case MMC_ERASE:
-		ns += erase(h, cmd->arg);
+		ns += emmcsim_card_erase(h, cmd->arg);
 		cmd->resp[0] = r1(card, state);
 		return ns;
 	}
@@ -394,6 +404,8 @@ int emmcsim_card_init(struct emmcsim_card *card)
 		card->boot_ppm = (s32)((u32)(emmcsim_random(card) >> 32) % (2 * b + 1)) -
 				 (s32)b;
 	emmcsim_regs_init(card);
+	if (emmcsim_sd())
+		emmcsim_sd_regs_init(card);
 	return emmcsim_store_init(&card->store,
 				  (unsigned long)emmcsim_param(P_STORE_LIMIT_MB) << (20 - PAGE_SHIFT));
 }
@@ -415,4 +427,5 @@ void emmcsim_card_power_off(struct emmcsim_card *card)
 	/* A card closes its open units before it loses power. */
 	memset(&card->open_aus, 0, sizeof(card->open_aus));
 	emmcsim_regs_power_off(card);
+	emmcsim_sd_power_off(card);
 }

@@ -87,6 +87,11 @@ enum emmcsim_param_id {
 	P_TUNING_NS,
 	P_FAIL_SWITCH_TIMING,
 	P_FAIL_TUNING,
+	/* The SD personality (sd.c, README.md "SD card"). */
+	P_SD,
+	P_SD_UHS,
+	P_SD_CMD23,
+	P_HOST_UHS,
 	P_COUNT
 };
 
@@ -215,6 +220,19 @@ struct emmcsim_cache {
 	u64 clock_ns;
 };
 
+/* The SD personality's state (sd.c): what an SD card keeps besides an eMMC's. */
+struct emmcsim_sd {
+	bool app;		/* CMD55 answered: the next command is an ACMD */
+	bool if_cond;		/* CMD8 answered since CMD0: HCS is honoured */
+	unsigned int busy_left;	/* ACMD41s still answered busy, from the first one */
+	bool v18;		/* 1.8 V signalling, after CMD11 (until power off) */
+	bool switching;		/* CMD11 answered, the host's switch to 1.8 V not yet made */
+	u8 width;		/* ACMD6: 0 one data line, 2 four */
+	u8 func[6];		/* CMD6: the function of each group, 1 to 6 */
+	u32 written;		/* blocks the last write command wrote, for ACMD22 */
+	u32 scr[2];		/* SCR, word 0 = bits 63:32 */
+};
+
 /* The card: its registers, state machine and store. */
 struct emmcsim_card {
 	u32 cid[4];
@@ -238,6 +256,7 @@ struct emmcsim_card {
 	struct emmcsim_cache cache;
 	u64 rng;
 	s32 boot_ppm;		/* this boot's offset, parts per million, drawn at load */
+	struct emmcsim_sd sd;	/* with sd=1 */
 };
 
 /* What the core set with set_ios: the bus the timing model moves data over. */
@@ -286,6 +305,12 @@ u64 emmcsim_card_command(struct emmcsim_host *h, struct mmc_command *cmd,
 
 u64 emmcsim_per_kib(enum emmcsim_param_id id, u64 bytes);
 bool emmcsim_card_range_ok(const struct emmcsim_card *card, u64 sector, u64 blocks);
+/* The parts of the command set an SD card shares with the eMMC (sd.c uses them). */
+u32 emmcsim_card_r1(struct emmcsim_card *card, u32 state);
+u64 emmcsim_card_data(struct emmcsim_host *h, struct mmc_command *cmd,
+		      struct mmc_data *data, bool write);
+u64 emmcsim_card_erase(struct emmcsim_host *h, u32 arg);
+unsigned int emmcsim_resp_bits(const struct mmc_command *cmd);
 
 /* packed.c: the data of a packed CMD25 (its header first) and of a packed CMD18. */
 u64 emmcsim_packed_write(struct emmcsim_host *h, struct mmc_data *data, u32 count);
@@ -296,6 +321,9 @@ void emmcsim_regs_init(struct emmcsim_card *card);
 /* CMD6 SWITCH of EXT_CSD byte index: 0, or the R1 bits of the refusal. */
 u32 emmcsim_regs_switch(struct emmcsim_host *h, u8 access, u8 index, u8 value);
 void emmcsim_regs_power_off(struct emmcsim_card *card);
+/* Bits [start + size - 1 : start] of a 128-bit register; its CRC7 in bits 7:0. */
+void emmcsim_set_bits(u32 reg[4], unsigned int start, unsigned int size, u32 value);
+void emmcsim_set_crc7(u32 reg[4]);
 
 /* host.c: a time with the model's noise (this boot's offset, the jitter). */
 u64 emmcsim_noise(struct emmcsim_host *h, u64 ns);
@@ -324,6 +352,21 @@ bool emmcsim_speed_switch_ok(struct emmcsim_host *h, u8 index, u8 value);
 u64 emmcsim_tuning_block(struct emmcsim_host *h, struct mmc_command *cmd,
 			 struct mmc_data *data);
 int emmcsim_execute_tuning(struct mmc_host *mmc, u32 opcode);
+/* The tuning block into data: 128 bytes when wide (8 lines), else 64; the data's time. */
+u64 emmcsim_tuning_send(struct emmcsim_host *h, struct mmc_data *data, bool wide);
+
+/* sd.c: the SD personality (sd=1). */
+static inline bool emmcsim_sd(void)
+{
+	return emmcsim_param(P_SD);
+}
+
+int emmcsim_sd_host_init(struct mmc_host *mmc);
+void emmcsim_sd_regs_init(struct emmcsim_card *card);
+void emmcsim_sd_power_off(struct emmcsim_card *card);
+u64 emmcsim_sd_command(struct emmcsim_host *h, struct mmc_command *cmd,
+		       struct mmc_data *data);
+int emmcsim_sd_signal_voltage(struct emmcsim_host *h, struct mmc_ios *ios);
 
 /* timing */
 u64 emmcsim_cmd_ns(const struct emmcsim_bus *bus, unsigned int resp_bits);

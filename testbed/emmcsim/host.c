@@ -141,15 +141,28 @@ static int emmcsim_get_ro(struct mmc_host *mmc)
 	return 0;
 }
 
-/* Busy is over when a request completes (see card.c). */
+/*
+ * Busy is over when a request completes (see card.c); an SD card switching to 1.8 V holds
+ * DAT0-3 low from its CMD11 response to the host's switch (sd.c).
+ */
 static int emmcsim_card_busy(struct mmc_host *mmc)
 {
-	return 0;
+	struct emmcsim_host *h = mmc_priv(mmc);
+
+	return READ_ONCE(h->card.sd.switching);
 }
 
 static int emmcsim_signal_voltage(struct mmc_host *mmc, struct mmc_ios *ios)
 {
-	return 0;
+	struct emmcsim_host *h = mmc_priv(mmc);
+	int err;
+
+	if (!emmcsim_sd())
+		return 0;
+	mutex_lock(&h->lock);
+	err = emmcsim_sd_signal_voltage(h, ios);
+	mutex_unlock(&h->lock);
+	return err;
 }
 
 static const struct mmc_host_ops emmcsim_ops = {
@@ -224,6 +237,11 @@ static int emmcsim_probe(struct platform_device *pdev)
 		mmc->caps |= MMC_CAP_8_BIT_DATA;
 	mmc->caps2 = MMC_CAP2_NO_SD | MMC_CAP2_NO_SDIO;
 	emmcsim_speed_host_init(mmc);	/* speed caps and f_max (speed.c) */
+	if (emmcsim_sd()) {		/* the SD host's caps instead (sd.c) */
+		err = emmcsim_sd_host_init(mmc);
+		if (err)
+			goto card;
+	}
 	mmc->max_segs = 128;
 	mmc->max_seg_size = 512 * 1024;
 	mmc->max_req_size = 512 * 1024;
@@ -237,10 +255,16 @@ static int emmcsim_probe(struct platform_device *pdev)
 	platform_set_drvdata(pdev, h);
 	h->debugfs = debugfs_create_dir(EMMCSIM_NAME, NULL);
 	debugfs_create_file("stats", 0444, h->debugfs, h, &emmcsim_stats_fops);
-	dev_info(&pdev->dev,
-		 "simulated eMMC 5.1, %d MiB, CARD_TYPE 0x%02x, %d-bit host, caps 0x%08x caps2 0x%08x, f_max %u Hz\n",
-		 emmcsim_param(P_CAPACITY_MB), emmcsim_card_type(), width, mmc->caps,
-		 mmc->caps2, mmc->f_max);
+	if (emmcsim_sd())
+		dev_info(&pdev->dev,
+			 "simulated SD card (SDHC), %d MiB, SCR %08x%08x, caps 0x%08x caps2 0x%08x, f_max %u Hz\n",
+			 emmcsim_param(P_CAPACITY_MB), h->card.sd.scr[0], h->card.sd.scr[1],
+			 mmc->caps, mmc->caps2, mmc->f_max);
+	else
+		dev_info(&pdev->dev,
+			 "simulated eMMC 5.1, %d MiB, CARD_TYPE 0x%02x, %d-bit host, caps 0x%08x caps2 0x%08x, f_max %u Hz\n",
+			 emmcsim_param(P_CAPACITY_MB), emmcsim_card_type(), width, mmc->caps,
+			 mmc->caps2, mmc->f_max);
 	return 0;
 card:
 	emmcsim_card_free(&h->card);

@@ -95,6 +95,16 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	[P_FAIL_SWITCH_TIMING]	= { "fail_switch_timing", 0, 0, 3,
 				    "0 none, 1 HS, 2 HS200, 3 HS400: CMD6 to HS_TIMING fails" },
 	[P_FAIL_TUNING]		= { "fail_tuning", 0, 0, 1, NULL },
+	/*
+	 * The SD personality (sd.c): an SDHC card on the core's SD path instead of the
+	 * eMMC; whether it offers UHS-I (at 1.8 V) and CMD23 (SCR), and the host's UHS caps.
+	 */
+	[P_SD]			= { "sd", 0, 0, 1, "1: an SD card (SDHC) instead of the eMMC" },
+	[P_SD_UHS]		= { "sd_uhs", 0, 0, 1,
+				    "1: S18A, then SDR50, SDR104 and DDR50 at 1.8 V" },
+	[P_SD_CMD23]		= { "sd_cmd23", 1, 0, 1, "SCR CMD_SUPPORT bit 1 (CMD23)" },
+	[P_HOST_UHS]		= { "host_uhs", 0, 0, 31,
+				    "bits: 1 SDR12, 2 SDR25, 4 SDR50, 8 SDR104, 16 DDR50 (MMC_CAP_UHS_*)" },
 };
 
 int emmcsim_param(enum emmcsim_param_id id)
@@ -184,6 +194,15 @@ EMMCSIM_PARAM(P_HOST_HS400, host_hs400, 0444,
 	      "1: host caps2 MMC_CAP2_HS400_1_8V");
 EMMCSIM_PARAM(P_HOST_HS400ES, host_hs400es, 0444,
 	      "1: host caps2 MMC_CAP2_HS400_ES (not writable in debugfs)");
+/* The SD personality (sd.c, README.md "SD card"). */
+EMMCSIM_PARAM(P_SD, sd, 0444,
+	      "1: the card is an SD card (SDHC, SD 5.1 registers) on the core's SD path");
+EMMCSIM_PARAM(P_SD_UHS, sd_uhs, 0444,
+	      "1: the SD card takes 1.8 V (S18A, CMD11) and offers SDR50, SDR104, DDR50");
+EMMCSIM_PARAM(P_SD_CMD23, sd_cmd23, 0444,
+	      "1: the SD card's SCR offers CMD23 SET_BLOCK_COUNT (default); 0: it refuses it");
+EMMCSIM_PARAM(P_HOST_UHS, host_uhs, 0444,
+	      "host caps MMC_CAP_UHS_*: 1 SDR12, 2 SDR25, 4 SDR50, 8 SDR104, 16 DDR50");
 EMMCSIM_PARAM(P_MAX_PACKED_WRITES, max_packed_writes, 0444,
 	      "EXT_CSD MAX_PACKED_WRITES, 0..63");
 EMMCSIM_PARAM(P_MAX_PACKED_READS, max_packed_reads, 0444,

@@ -20,7 +20,7 @@
 #define SIM_FW		"EMMCSIM1"
 
 /* Sets bits [start + size - 1 : start] of a 128-bit register, word 0 = bits 127:96. */
-static void set_bits(u32 reg[4], unsigned int start, unsigned int size, u32 value)
+void emmcsim_set_bits(u32 reg[4], unsigned int start, unsigned int size, u32 value)
 {
 	unsigned int i;
 
@@ -42,7 +42,7 @@ static u8 get_byte(const u32 reg[4], unsigned int byte)	/* byte 15 = bits 127:12
 }
 
 /* CRC7 (x^7 + x^3 + 1) over bits 127:8, into bits 7:1, end bit 0 set. */
-static void set_crc7(u32 reg[4])
+void emmcsim_set_crc7(u32 reg[4])
 {
 	u8 crc = 0;
 	int byte, bit;
@@ -58,7 +58,7 @@ static void set_crc7(u32 reg[4])
 				crc ^= 0x09;
 		}
 	}
-	set_bits(reg, 0, 8, (crc << 1) | 1);
+	emmcsim_set_bits(reg, 0, 8, (crc << 1) | 1);
 }
 
 static void build_cid(u32 cid[4])
@@ -67,46 +67,46 @@ static void build_cid(u32 cid[4])
 	int i;
 
 	memset(cid, 0, 4 * sizeof(u32));
-	set_bits(cid, 120, 8, SIM_MID);
-	set_bits(cid, 112, 2, 1);		/* CBX: BGA (discrete embedded) */
-	set_bits(cid, 104, 8, SIM_OID);
+	emmcsim_set_bits(cid, 120, 8, SIM_MID);
+	emmcsim_set_bits(cid, 112, 2, 1);		/* CBX: BGA (discrete embedded) */
+	emmcsim_set_bits(cid, 104, 8, SIM_OID);
 	for (i = 0; i < 6; i++)
-		set_bits(cid, 96 - 8 * i, 8, pnm[i]);
-	set_bits(cid, 48, 8, SIM_PRV);
-	set_bits(cid, 16, 32, SIM_PSN);
+		emmcsim_set_bits(cid, 96 - 8 * i, 8, pnm[i]);
+	emmcsim_set_bits(cid, 48, 8, SIM_PRV);
+	emmcsim_set_bits(cid, 16, 32, SIM_PSN);
 	/*
 	 * MDT 12/2025: year code 12 = 1997 + 12 + 16 (with EXT_CSD_REV > 4, codes 0-12
 	 * mean 2013-2025: 2025 is the latest year the 4-bit field can say).
 	 */
-	set_bits(cid, 12, 4, 12);
-	set_bits(cid, 8, 4, 12);
-	set_crc7(cid);
+	emmcsim_set_bits(cid, 12, 4, 12);
+	emmcsim_set_bits(cid, 8, 4, 12);
+	emmcsim_set_crc7(cid);
 }
 
 static void build_csd(u32 csd[4])
 {
 	memset(csd, 0, 4 * sizeof(u32));
-	set_bits(csd, 126, 2, 3);	/* CSD_STRUCTURE: version in EXT_CSD */
-	set_bits(csd, 122, 4, 4);	/* SPEC_VERS: 4.x and later */
-	set_bits(csd, 112, 8, 0x27);	/* TAAC */
-	set_bits(csd, 104, 8, 0x01);	/* NSAC */
+	emmcsim_set_bits(csd, 126, 2, 3);	/* CSD_STRUCTURE: version in EXT_CSD */
+	emmcsim_set_bits(csd, 122, 4, 4);	/* SPEC_VERS: 4.x and later */
+	emmcsim_set_bits(csd, 112, 8, 0x27);	/* TAAC */
+	emmcsim_set_bits(csd, 104, 8, 0x01);	/* NSAC */
 	/* TRAN_SPEED 0x32: 26 MHz in JESD84's table, 25 MHz in Linux's tran_mant */
-	set_bits(csd, 96, 8, 0x32);
-	set_bits(csd, 84, 12, 0x8f5);	/* CCC: classes 0, 2, 4, 5, 6, 7, 8, 10, 11 */
-	set_bits(csd, 80, 4, 9);	/* READ_BL_LEN: 512 */
-	set_bits(csd, 62, 12, 0xfff);	/* C_SIZE: > 2 GiB, see SEC_COUNT */
-	set_bits(csd, 59, 3, 7);	/* VDD_R_CURR_MIN */
-	set_bits(csd, 56, 3, 7);	/* VDD_R_CURR_MAX */
-	set_bits(csd, 53, 3, 7);	/* VDD_W_CURR_MIN */
-	set_bits(csd, 50, 3, 7);	/* VDD_W_CURR_MAX */
-	set_bits(csd, 47, 3, 7);	/* C_SIZE_MULT */
-	set_bits(csd, 42, 5, 31);	/* ERASE_GRP_SIZE: 32 x 32 sectors = 512 KiB */
-	set_bits(csd, 37, 5, 31);	/* ERASE_GRP_MULT */
-	set_bits(csd, 32, 5, 15);	/* WP_GRP_SIZE */
-	set_bits(csd, 31, 1, 1);	/* WP_GRP_ENABLE */
-	set_bits(csd, 26, 3, 2);	/* R2W_FACTOR: x4 */
-	set_bits(csd, 22, 4, 9);	/* WRITE_BL_LEN: 512 */
-	set_crc7(csd);
+	emmcsim_set_bits(csd, 96, 8, 0x32);
+	emmcsim_set_bits(csd, 84, 12, 0x8f5);	/* CCC: classes 0, 2, 4, 5, 6, 7, 8, 10, 11 */
+	emmcsim_set_bits(csd, 80, 4, 9);	/* READ_BL_LEN: 512 */
+	emmcsim_set_bits(csd, 62, 12, 0xfff);	/* C_SIZE: > 2 GiB, see SEC_COUNT */
+	emmcsim_set_bits(csd, 59, 3, 7);	/* VDD_R_CURR_MIN */
+	emmcsim_set_bits(csd, 56, 3, 7);	/* VDD_R_CURR_MAX */
+	emmcsim_set_bits(csd, 53, 3, 7);	/* VDD_W_CURR_MIN */
+	emmcsim_set_bits(csd, 50, 3, 7);	/* VDD_W_CURR_MAX */
+	emmcsim_set_bits(csd, 47, 3, 7);	/* C_SIZE_MULT */
+	emmcsim_set_bits(csd, 42, 5, 31);	/* ERASE_GRP_SIZE: 32 x 32 sectors = 512 KiB */
+	emmcsim_set_bits(csd, 37, 5, 31);	/* ERASE_GRP_MULT */
+	emmcsim_set_bits(csd, 32, 5, 15);	/* WP_GRP_SIZE */
+	emmcsim_set_bits(csd, 31, 1, 1);	/* WP_GRP_ENABLE */
+	emmcsim_set_bits(csd, 26, 3, 2);	/* R2W_FACTOR: x4 */
+	emmcsim_set_bits(csd, 22, 4, 9);	/* WRITE_BL_LEN: 512 */
+	emmcsim_set_crc7(csd);
 }
 
 static void build_ext_csd(u8 *e, u64 sectors)

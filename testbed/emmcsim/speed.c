@@ -166,18 +166,15 @@ bool emmcsim_speed_switch_ok(struct emmcsim_host *h, u8 index, u8 value)
 }
 
 /*
- * CMD21 SEND_TUNING_BLOCK: legal in HS200 only; the block is 128 bytes on 8 lines, 64
- * on 4. With fail_tuning the card's block comes out wrong (as at a bad sampling tap),
- * so mmc_send_tuning() finds a mismatch (-EIO) at every tap. Returns the data's time.
+ * The tuning block into data, 128 bytes on 8 lines (wide), 64 on 4: an eMMC's CMD21, an
+ * SD card's CMD19 (sd.c). With fail_tuning the card's block comes out wrong (as at a bad
+ * sampling tap), so mmc_send_tuning() finds a mismatch (-EIO) at every tap. Returns the
+ * data's time.
  */
-u64 emmcsim_tuning_block(struct emmcsim_host *h, struct mmc_command *cmd,
-			 struct mmc_data *data)
+u64 emmcsim_tuning_send(struct emmcsim_host *h, struct mmc_data *data, bool wide)
 {
-	struct emmcsim_card *card = &h->card;
-	u8 width = card->ext_csd[EXT_CSD_BUS_WIDTH] & 0x7f;
-	const u8 *block = width == EXT_CSD_BUS_WIDTH_8 ? tuning_blk_8bit : tuning_blk_4bit;
-	size_t size = width == EXT_CSD_BUS_WIDTH_8 ? sizeof(tuning_blk_8bit) :
-		sizeof(tuning_blk_4bit);
+	const u8 *block = wide ? tuning_blk_8bit : tuning_blk_4bit;
+	size_t size = wide ? sizeof(tuning_blk_8bit) : sizeof(tuning_blk_4bit);
 	u8 buf[sizeof(tuning_blk_8bit)];
 
 	h->stats.tuning_cmds++;
@@ -192,6 +189,15 @@ u64 emmcsim_tuning_block(struct emmcsim_host *h, struct mmc_command *cmd,
 	sg_copy_from_buffer(data->sg, data->sg_len, buf, size);
 	data->bytes_xfered = size;
 	return emmcsim_bus_ns(&h->bus, size, 1);
+}
+
+/* CMD21 SEND_TUNING_BLOCK: legal in HS200 only; the block of the card's bus width. */
+u64 emmcsim_tuning_block(struct emmcsim_host *h, struct mmc_command *cmd,
+			 struct mmc_data *data)
+{
+	u8 width = h->card.ext_csd[EXT_CSD_BUS_WIDTH] & 0x7f;
+
+	return emmcsim_tuning_send(h, data, width == EXT_CSD_BUS_WIDTH_8);
 }
 
 /*

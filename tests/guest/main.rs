@@ -16,6 +16,7 @@ mod emmcsim_evidence;
 mod emmcsim_faults;
 mod emmcsim_geometry;
 mod emmcsim_model;
+mod emmcsim_sd;
 mod emmcsim_speed;
 mod faults;
 mod fidelity;
