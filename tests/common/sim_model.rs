@@ -287,6 +287,19 @@ impl Timing {
     }
 }
 
+/// Seed 003, "Pinephone 2 (UBports endition)", eMMC manfid 0xe1: the rows the
+/// `pinephone` preset is calibrated on and checked against, as (workload of
+/// workloads/seed-003-randread.toml, bytes per read, IOPS the post gives);
+/// results/reference/pinephone-2021-randread.csv has them (tests/plain/presets.rs).
+pub const SEED_003_PHONE_2: [(&str, f64, f64); 6] = [
+    ("rand-4k-qd1", 4096.0, 4202.0),
+    ("rand-16k-qd1", 16384.0, 2180.0),
+    ("rand-64k-qd1", 65536.0, 953.0),
+    ("rand-256k-qd1", 262144.0, 298.0),
+    ("rand-1024k-qd1", 1048576.0, 79.0),
+    ("rand-4k-qd32", 4096.0, 3808.0),
+];
+
 /// A preset of the simulated card (testbed/presets/NAME): its parameters as the file
 /// gives them (`icount` among them) and its timing, the file's timing parameters over
 /// the module's [`DEFAULTS`].

@@ -23,7 +23,7 @@
 //! mmcab is told nothing of the model or the preset: it measures; this test holds the
 //! truth.
 
-use crate::common::sim_model::{Bus, Mode, Preset, ZERO};
+use crate::common::sim_model::{Bus, Mode, Preset, SEED_003_PHONE_2, ZERO};
 use crate::common::testbed;
 
 use std::collections::BTreeMap;
@@ -91,17 +91,6 @@ fn assert_ios(run: &testbed::GuestRun, timing: &str, clock_hz: u64) {
     );
 }
 
-/// Seed 003, "Pinephone 2 (UBports endition)", eMMC manfid 0xe1: workload of
-/// workloads/seed-003-randread.toml, bytes per read, IOPS the post gives.
-const PHONE_2: [(&str, f64, f64); 6] = [
-    ("rand-4k-qd1", 4096.0, 4202.0),
-    ("rand-16k-qd1", 16384.0, 2180.0),
-    ("rand-64k-qd1", 65536.0, 953.0),
-    ("rand-256k-qd1", 262144.0, 298.0),
-    ("rand-1024k-qd1", 1048576.0, 79.0),
-    ("rand-4k-qd32", 4096.0, 3808.0),
-];
-
 /// The points the preset's read_access_ns and read_ns_per_kib are fitted on, and the
 /// ones they predict within 10%.
 const FITTED: [&str; 2] = ["rand-16k-qd1", "rand-1024k-qd1"];
@@ -126,7 +115,7 @@ fn pinephone_repeats_seed_003s_phone_2() {
     let bus = Bus::new(Mode::Ddr52, 8);
     let mut bad = Vec::new();
     eprintln!("workload          zero us   measured us  predicted us  meas/pred  IOPS   phone 2  sim/phone");
-    for (workload, bytes, phone_iops) in PHONE_2 {
+    for (workload, bytes, phone_iops) in SEED_003_PHONE_2 {
         let zero_ns = zero[workload] * 1e9;
         let measured_ns = set[workload] * 1e9;
         let predicted_ns = preset.timing.predict_read(bytes, &bus, zero_ns);

@@ -5,6 +5,7 @@
 //! an unknown name is refused with the list, and the calibration docs name each one.
 //! How they measure against their sources: tests/guest/presets.rs.
 
+use crate::common::sim_model::SEED_003_PHONE_2;
 use crate::common::testbed;
 
 use std::collections::BTreeSet;
@@ -125,6 +126,41 @@ fn the_calibration_docs_name_every_preset() {
         assert!(
             section.contains(&format!("`{name}`")),
             "the Presets section of testbed/emmcsim/README.md names `{name}`"
+        );
+    }
+}
+
+/// The phone the `pinephone` preset is held to is the seed's as transcribed: every row
+/// of SEED_003_PHONE_2 (tests/common/sim_model.rs) is phone 2's eMMC IOPS in
+/// results/reference/pinephone-2021-randread.csv, at the plan's block size and depth.
+#[test]
+fn the_pinephone_rows_are_the_seeds() {
+    let path = testbed::repo_root().join("results/reference/pinephone-2021-randread.csv");
+    let mut rdr = csv::Reader::from_path(&path).unwrap();
+    let mut iops = std::collections::BTreeMap::new();
+    for row in rdr.deserialize::<std::collections::BTreeMap<String, String>>() {
+        let row = row.unwrap();
+        if row["config"] == "PP2 eMMC" && row["metric"] == "iops" {
+            iops.insert(
+                row["workload"].clone(),
+                row["value"].parse::<f64>().unwrap(),
+            );
+        }
+    }
+    for (workload, bytes, want) in SEED_003_PHONE_2 {
+        let kib = bytes as u64 / 1024;
+        let size = if kib == 1024 {
+            "1M".to_string()
+        } else {
+            format!("{kib}k")
+        };
+        let depth = workload.rsplit("-qd").next().unwrap();
+        let key = format!("{size} QD{depth}");
+        assert_eq!(iops.get(&key), Some(&want), "{workload}: {key} in {iops:?}");
+        assert_eq!(
+            workload,
+            format!("rand-{kib}k-qd{depth}"),
+            "the plan's name for {key}"
         );
     }
 }
