@@ -258,7 +258,9 @@ impl Guest {
         self
     }
     /// `--card`: "qemu" (the default) or "sim[,PARAM=VALUE...]", the simulated eMMC 5.1
-    /// of testbed/emmcsim/ (armv7 only; the module is built for the kernel by testbed/run).
+    /// of testbed/emmcsim/ (armv7 only; the module is built for the kernel by testbed/run),
+    /// or "sim:PRESET[,PARAM=VALUE...]", a preset of testbed/presets/ (with its guest CPU:
+    /// leave `icount` unset).
     pub fn card(mut self, card: &str) -> Guest {
         self.card = Some(card.to_string());
         self

@@ -28,5 +28,6 @@ mod kconfig;
 mod lava;
 mod linux61;
 mod old_results;
+mod presets;
 mod probe;
 mod testbed;
