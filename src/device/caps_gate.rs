@@ -33,6 +33,9 @@ pub const ROUTE_KERNELS: &str = "A/B it across kernels or boots instead, each ru
 /// file `caps_file` has no owner-write bit: created read-only), or None where it can be
 /// tried. A missing file is the caller's to report.
 pub fn read_only(caps_file: &Path, release: &str) -> Option<String> {
+    if let Some(why) = locked_down(caps_file) {
+        return Some(why);
+    }
     let mode = std::fs::metadata(caps_file).ok()?.permissions().mode();
     let (major, minor) = CAPS_WRITABLE_SINCE;
     (mode & 0o200 == 0).then(|| {
@@ -46,6 +49,38 @@ pub fn read_only(caps_file: &Path, release: &str) -> Option<String> {
     })
 }
 
+/// The securityfs file that says the kernel's lockdown level (`none [integrity]
+/// confidentiality`, the selected one in brackets); absent without the lockdown LSM.
+const LOCKDOWN_FILE: &str = "/sys/kernel/security/lockdown";
+
+/// Why the debugfs file `file` cannot be opened at all under the kernel's lockdown, or
+/// None. `debugfs_locked_down()` (fs/debugfs/file.c, Linux 6.1-7.2) refuses every open of
+/// a debugfs file whose mode has a write bit (or that has ioctl or mmap) once
+/// `security_locked_down(LOCKDOWN_DEBUGFS)` says so, and LOCKDOWN_DEBUGFS is an
+/// integrity reason (include/linux/security.h): so at `integrity` and `confidentiality`
+/// the host's `caps`, `caps2` and `clock` (0600) can be neither read nor written, while
+/// `ios` (0400) stays readable (seen on 6.12 and 7.2 in the testbed, docs/kernel-config.md).
+pub fn locked_down(file: &Path) -> Option<String> {
+    locked_down_at(file, Path::new(LOCKDOWN_FILE))
+}
+
+fn locked_down_at(file: &Path, lockdown_file: &Path) -> Option<String> {
+    let mode = std::fs::metadata(file).ok()?.permissions().mode();
+    let levels = std::fs::read_to_string(lockdown_file).ok()?;
+    let level = levels
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))?;
+    (level != "none" && mode & 0o222 != 0).then(|| {
+        format!(
+            "not switchable while the kernel is locked down ({level}: {} is a writable debugfs \
+             file, which lockdown refuses to open, debugfs_locked_down()); lockdown cannot be \
+             lifted at run time: boot without lockdown= (and without Secure Boot's lockdown), \
+             docs/kernel-config.md",
+            file.display()
+        )
+    })
+}
+
 /// A knob's refusal on a read-only `caps`: the reason and the route, one line.
 pub fn read_only_refusal(caps_file: &Path, release: &str, route: &str) -> Option<String> {
     read_only(caps_file, release).map(|why| format!("{why}; {route}"))
@@ -54,6 +89,37 @@ pub fn read_only_refusal(caps_file: &Path, release: &str, route: &str) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_writable_debugfs_file_is_refused_under_lockdown_and_a_read_only_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (clock, ios, lockdown) = (
+            dir.path().join("clock"),
+            dir.path().join("ios"),
+            dir.path().join("lockdown"),
+        );
+        std::fs::write(&clock, "52000000\n").unwrap();
+        std::fs::set_permissions(&clock, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(&ios, "clock: 0 Hz\n").unwrap();
+        std::fs::set_permissions(&ios, std::fs::Permissions::from_mode(0o400)).unwrap();
+        std::fs::write(&lockdown, "[none] integrity confidentiality\n").unwrap();
+        assert_eq!(locked_down_at(&clock, &lockdown), None);
+        for level in ["integrity", "confidentiality"] {
+            let text = "none integrity confidentiality\n".replace(level, &format!("[{level}]"));
+            std::fs::write(&lockdown, text).unwrap();
+            let why = locked_down_at(&clock, &lockdown).unwrap();
+            assert!(
+                why.contains(&format!("locked down ({level}:")) && why.contains("lockdown="),
+                "{why}"
+            );
+            assert_eq!(locked_down_at(&ios, &lockdown), None, "ios is 0400");
+        }
+        assert_eq!(
+            locked_down_at(&clock, &dir.path().join("no-lsm")),
+            None,
+            "no lockdown LSM: nothing in the way"
+        );
+    }
 
     #[test]
     fn a_read_only_caps_file_is_named_with_its_mode_and_the_route() {

@@ -305,6 +305,9 @@ pub(super) fn resolve(env: &KnobEnv, _force: bool) -> Result<Box<dyn Knob>> {
             ),
         ));
     }
+    if let Some(why) = crate::device::caps_gate::locked_down(&file) {
+        return Err(unavailable("clock", why));
+    }
     let paths = env.paths.clone();
     Ok(Box::new(
         ClockKnob::new(
