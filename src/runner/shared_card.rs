@@ -141,16 +141,16 @@ impl SharedCard {
     /// The way around, for a card with a partition in use.
     fn what_can_run(&self) -> String {
         let spare = self.spare_partitions();
-        let measure = match spare.first() {
-            Some(first) => format!(
-                "what can run on this card is a partition nothing uses ({}) as --device \
-                 (e.g. --device {first}) with the sync or io_uring engine and no knob that \
-                 re-initialises the card",
-                spare.join(", ")
+        let measure = match spare.len() {
+            0 => "no partition of this card is free to measure".to_string(),
+            n => format!(
+                "what can run on this card is --device {} ({} nothing uses) with the sync or \
+                 io_uring engine and no knob that re-initialises the card",
+                spare.join(" or "),
+                if n == 1 { "a partition" } else { "partitions" }
             ),
-            None => "no partition of this card is free to measure".to_string(),
         };
-        format!("{measure}; or boot from elsewhere and give mmcab the whole card ({BOARD_DOC})")
+        format!("{measure}; or boot from elsewhere and give the whole card to mmcab ({BOARD_DOC})")
     }
 
     /// Every refusal of a run on this card, in the order they are checked: writes to

@@ -8,6 +8,7 @@
 mod common;
 
 mod arm64;
+mod boot_card;
 mod boots;
 mod emmcsim;
 mod emmcsim_cache;
