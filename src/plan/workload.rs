@@ -177,6 +177,16 @@ pub struct JobSpec {
     /// Keep going until `runtime` even when the amount of I/O is done (wraps around).
     #[serde(default)]
     pub time_based: bool,
+    /// Keep going (wrapping around the region, as `time_based` does) until the job has
+    /// been measured at least this long, even when its amount of I/O is done sooner:
+    /// the amount is then a floor, not the length (docs/plans.md, "Run length"). Default:
+    /// the plan's `min_runtime`, for the jobs it applies to.
+    #[serde(
+        default,
+        with = "serde_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub min_runtime: Option<Duration>,
     /// Run this long before measuring; I/O completed during the ramp is not counted.
     #[serde(
         default,
@@ -297,10 +307,24 @@ impl WorkloadSpec {
         spec
     }
 
+    /// The plan's `min_runtime` on every job that takes one and has none of its own
+    /// (not iozone's passes, which do every record once, nor `verify`, which would
+    /// overwrite what it checks).
+    pub fn with_min_runtime(&mut self, min: Duration) {
+        for job in self.job.iter_mut().filter(|j| takes_min_runtime(j)) {
+            job.min_runtime.get_or_insert(min);
+        }
+    }
+
     /// Whether any job of the workload uses the ioctl engine.
     pub fn uses_ioctl(&self) -> bool {
         self.job.iter().any(|j| j.engine == Engine::Ioctl)
     }
+}
+
+/// A job that may wrap around its region to run longer: `min_runtime` applies to it.
+pub fn takes_min_runtime(job: &JobSpec) -> bool {
+    !job.rw.is_iozone() && !job.verify
 }
 
 /// A job whose writes `packed` applies to: the ioctl engine, sequential or random writes.
@@ -412,6 +436,22 @@ mod tests {
             ("rw = \"randrw\"\nverify = true", "`verify`"),
             ("rw = \"read\"\nsize = 512", "`size`"),
             ("rw = \"read\"\nfsync = 1", "`fsync`"),
+            (
+                "rw = \"read\"\nmin_runtime = 0",
+                "`min_runtime` must be greater than 0",
+            ),
+            (
+                "rw = \"read\"\nmin_runtime = 5\nruntime = 2",
+                "`min_runtime` = 5s is longer than `runtime` = 2s",
+            ),
+            (
+                "rw = \"write\"\nverify = true\nmin_runtime = 1",
+                "`min_runtime`",
+            ),
+            (
+                "rw = \"iozone\"\nsize = \"1M\"\nmin_runtime = 1",
+                "`min_runtime`",
+            ),
         ];
         for (body, key) in cases {
             let text = format!("name = \"w\"\n[[job]]\nname = \"j1\"\n{body}\n");

@@ -446,8 +446,13 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
             phase.read_percent,
             phase.seed,
         );
+        let until = job.min_runtime.map(|m| recorder.measure_start + m);
         if let Some(short) = &shared.window {
-            gen = gen.in_window(window::Window::new(short.clone(), phase.ops, fsync_at_end));
+            gen = gen.in_window(
+                window::Window::new(short.clone(), phase.ops, fsync_at_end).at_least_until(until),
+            );
+        } else {
+            gen = gen.at_least_until(until);
         }
         match &mut engine {
             EngineImpl::Sync(e) => e.run(&mut io, &mut gen, &mut recorder)?,

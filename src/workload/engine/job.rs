@@ -46,8 +46,8 @@ impl ClonePlan {
     }
 }
 
-/// Scale a job down by `factor` (sizes and offsets; bs and times stay), keeping
-/// everything a multiple of bs.
+/// Scale a job down by `factor` (sizes, offsets and `min_runtime`; bs and the other
+/// times stay), keeping everything a multiple of bs.
 pub fn scaled(job: &JobSpec, factor: u32) -> JobSpec {
     let mut j = job.clone();
     if factor > 1 {
@@ -57,6 +57,7 @@ pub fn scaled(job: &JobSpec, factor: u32) -> JobSpec {
         j.io_size = job.io_size.map(|s| down(s).max(j.bs));
         j.offset = down(job.offset);
         j.offset_increment = down(job.offset_increment);
+        j.min_runtime = job.min_runtime.map(|d| d / factor);
     }
     j
 }

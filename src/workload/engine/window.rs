@@ -15,6 +15,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What the clones of one workload share: who still holds the window open.
 #[derive(Debug)]
@@ -36,6 +37,8 @@ pub struct Window {
     own_ops: u64,
     /// This clone ends with an fsync that the window waits for.
     flushes: bool,
+    /// `min_runtime`: the clone has its amount only once this time has come too.
+    until: Option<Instant>,
     handed: u64,
     counted: bool,
     flush_counted: bool,
@@ -58,10 +61,18 @@ impl Window {
             counts,
             own_ops,
             flushes,
+            until: None,
             handed: 0,
             counted: false,
             flush_counted: !flushes,
         }
+    }
+
+    /// The clone has its amount only when it has also run until `until` (its
+    /// `min_runtime`), so the window lasts at least that long.
+    pub fn at_least_until(mut self, until: Option<Instant>) -> Window {
+        self.until = until;
+        self
     }
 
     fn count_done(&mut self) {
@@ -84,7 +95,10 @@ impl Window {
     /// flushes are done too).
     #[inline]
     pub fn may_go_on(&mut self) -> bool {
-        if self.handed >= self.own_ops {
+        if self.handed >= self.own_ops
+            && !self.counted
+            && self.until.is_none_or(|t| Instant::now() >= t)
+        {
             self.count_done();
         }
         if self.counted
