@@ -34,6 +34,10 @@ pub struct Plan {
         skip_serializing_if = "Option::is_none"
     )]
     pub min_runtime: Option<std::time::Duration>,
+    /// Every write job that takes it writes past the card's stated cache, unless it
+    /// says otherwise (its own `past_cache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_cache: Option<bool>,
     /// Configurations to compare (`[[config]]`: name, knob settings, expectations).
     #[serde(default)]
     pub config: Vec<ConfigSpec>,
@@ -94,8 +98,8 @@ impl Plan {
         super::limits::check_plan(self.repetitions, self.warmup, &self.workload)
     }
 
-    /// Parse a plan's TOML text and give the plan's `min_runtime` to the jobs without
-    /// their own, unchecked (a recorded plan, read back by the report).
+    /// Parse a plan's TOML text and give the plan's `min_runtime` and `past_cache` to
+    /// the jobs without their own, unchecked (a recorded plan, read back by the report).
     pub fn parse(text: &str) -> Result<Plan> {
         let mut plan: Plan = toml::from_str(text)?;
         if let Some(min) = plan.min_runtime {
@@ -104,6 +108,11 @@ impl Plan {
             }
             for w in &mut plan.workload {
                 w.with_min_runtime(min);
+            }
+        }
+        if let Some(on) = plan.past_cache {
+            for w in &mut plan.workload {
+                w.with_past_cache(on);
             }
         }
         Ok(plan)

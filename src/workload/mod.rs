@@ -107,6 +107,14 @@ pub fn run_workload(
     opts: &EngineOptions,
     window: &dyn MeasuredWindow,
 ) -> Result<WorkloadResult, WorkloadError> {
+    if let Some(pass) = spec
+        .precondition
+        .then(|| spec.precondition_pass())
+        .flatten()
+    {
+        // Untimed, unwatched, its numbers dropped: the state the measured run starts in.
+        run_workload(&pass, target, card, opts, &measured_window::Unwatched)?;
+    }
     let clones = prepare(spec, target, card, opts)?;
     let created = CreatedFiles(job::lay_out_files(&clones, target)?);
     let files = open_files(&clones, target)?;

@@ -22,6 +22,7 @@ mod probe;
 mod report;
 mod report_evidence;
 mod report_pins;
+mod run_length;
 mod runner;
 mod testbed;
 mod until_ci;

@@ -103,6 +103,12 @@ impl JobSpec {
         if self.runtime == Some(Duration::ZERO) {
             bail!("`runtime` must be greater than 0");
         }
+        if self.past_cache.is_some() && !super::takes_past_cache(self) {
+            bail!(
+                "`past_cache` applies to jobs that write, not iozone's (its `size` is the \
+                 file's): remove it"
+            );
+        }
         if let Some(min) = self.min_runtime {
             if min.is_zero() {
                 bail!("`min_runtime` must be greater than 0");

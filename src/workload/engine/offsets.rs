@@ -28,6 +28,8 @@ pub struct OffsetGen {
     remaining: u64,
     /// `min_runtime`: once `remaining` is done, keep going (wrapping) until then.
     until: Option<Instant>,
+    /// `until` has come and the I/O after it has been handed out.
+    past_until: bool,
     /// The workload's shared time window, if it has one.
     window: Option<Window>,
     /// A sequential pass has wrapped back to the region's start since last asked.
@@ -70,6 +72,7 @@ impl OffsetGen {
             read_percent,
             remaining: ops,
             until: None,
+            past_until: false,
             window: None,
             wrapped: false,
             passed: false,
@@ -106,8 +109,13 @@ impl OffsetGen {
     /// The next I/O, or None when the amount of I/O is done.
     #[inline]
     pub fn next_io(&mut self) -> Option<(Direction, u64)> {
-        if self.remaining == 0 && self.until.is_none_or(|t| Instant::now() >= t) {
-            return None;
+        if self.remaining == 0 {
+            // Past the amount, until `until`; one more I/O is handed once the time has
+            // come, so the last completes after it and the run measures at least that.
+            match self.until {
+                Some(t) if !self.past_until => self.past_until = Instant::now() >= t,
+                _ => return None,
+            }
         }
         if let Some(w) = &mut self.window {
             if !w.may_go_on() {
@@ -172,8 +180,8 @@ mod tests {
             OffsetGen::new(Order::Sequential, 0, 10, 3, 2, 100, 1).at_least_until(Some(past));
         assert_eq!(
             std::iter::from_fn(|| g.next_io()).count(),
-            2,
-            "time is up: the amount"
+            3,
+            "time is up: the amount, and one I/O that ends after the time"
         );
         let until = Instant::now() + std::time::Duration::from_millis(30);
         let mut g =
