@@ -65,7 +65,7 @@ pub struct RunArgs {
     /// Only run these workloads (comma-separated names)
     #[arg(long, value_delimiter = ',')]
     pub workload: Vec<String>,
-    /// Divide every job's size by this factor (for small or slow devices, e.g. 16)
+    /// Divide every job's size (and min_runtime) by this factor (for small or slow devices, e.g. 16)
     #[arg(long)]
     pub scale_down: Option<u32>,
     /// Allow risky settings (widening the bus past what the host came up with, EXT_CSD

@@ -27,4 +27,5 @@ mod lava;
 mod old_results;
 mod presets;
 mod probe;
+mod run_length;
 mod testbed;
