@@ -11,6 +11,13 @@ pub fn unix_now() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Resolution of CLOCK_MONOTONIC (the clock of `std::time::Instant` on Linux, which
+/// times every run), ns; None when the kernel does not say.
+pub fn monotonic_resolution_ns() -> Option<u64> {
+    let res = nix::time::clock_getres(nix::time::ClockId::CLOCK_MONOTONIC).ok()?;
+    u64::try_from(res.tv_sec() as i128 * 1_000_000_000 + res.tv_nsec() as i128).ok()
+}
+
 /// `20261130T111428Z` for a Unix time (UTC, proleptic Gregorian).
 pub fn utc_stamp(unix_s: i64) -> String {
     let days = unix_s.div_euclid(86_400);
@@ -43,5 +50,6 @@ mod tests {
         assert_eq!(utc_stamp(1_796_037_268), "20261130T111428Z");
         assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
         assert!(unix_now() > 1_700_000_000.0);
+        assert!(monotonic_resolution_ns().is_some_and(|ns| ns > 0 && ns <= 1_000_000_000));
     }
 }

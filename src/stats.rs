@@ -21,6 +21,7 @@
 
 pub mod boots;
 pub mod counterfactual;
+pub mod knee;
 pub mod multiple;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -309,6 +310,30 @@ pub enum Warning {
         boots: usize,
         of: usize,
         moves: Moves,
+    },
+    /// Runs measured for less than the shortest run trusted (`plan::length`):
+    /// `seconds` is the shortest, `min_s` the bound; `scale_down` the `--scale-down`
+    /// the runs were made with (1: none), which the fix names.
+    TooShort {
+        runs: Vec<u32>,
+        seconds: f64,
+        min_s: f64,
+        scale_down: u32,
+    },
+    /// Write runs that wrote less than twice the card's stated volatile cache
+    /// (`plan::length`): `bytes` the most any of them wrote.
+    InsideCache {
+        runs: Vec<u32>,
+        bytes: u64,
+        cache_bytes: u64,
+    },
+    /// A write run's rate fell to a lower level part-way and stayed there (a write
+    /// buffer, pSLC or cache, filled): found in its series.csv bins.
+    WriteKnee {
+        run: u32,
+        at_s: f64,
+        before_mb_s: f64,
+        after_mb_s: f64,
     },
 }
 

@@ -2,16 +2,23 @@
 //! will write, every run in order) as text or JSON.
 
 use super::run_output::RUN_JSON_SCHEMA;
+use crate::plan::length;
 use crate::runner::planned_writes::PlannedWrite;
+use crate::runner::run_length::{LengthKind, LengthWarning};
 use crate::runner::Session;
+use crate::units::format_size;
 use std::io::Write;
 
 /// The matrix as `--dry-run --json` prints it: `{schema, dry_run, plan, config_count,
 /// configs: [{name, knobs, packed}], workloads, repetitions, warmup, order, seed, writes,
-/// runs: [{run, config, workload, repetition, warmup, done}]}`; `writes` is
+/// runs: [{run, config, workload, repetition, warmup, done}], warnings}`; `writes` is
 /// `[{workload, job, configs, start, end}]`, or `{"error": ...}` when the target cannot
-/// tell.
-pub fn matrix_json(session: &Session, writes: &Writes) -> serde_json::Value {
+/// tell; `warnings` is `[{workload, job, kind, ...}]` ([`LengthKind`]'s fields).
+pub fn matrix_json(
+    session: &Session,
+    writes: &Writes,
+    lengths: &[LengthWarning],
+) -> serde_json::Value {
     let matrix = &session.matrix;
     let configs: Vec<serde_json::Value> = session
         .configs
@@ -58,8 +65,62 @@ pub fn matrix_json(session: &Session, writes: &Writes) -> serde_json::Value {
             Err(e) => serde_json::json!({ "error": e }),
         },
         "runs": runs,
+        "warnings": serde_json::to_value(lengths).unwrap_or_default(),
     })
 }
+
+/// A job's length warning as `--dry-run` prints it: one line naming the job and the fix.
+pub fn length_line(w: &LengthWarning) -> String {
+    let what = match &w.kind {
+        LengthKind::SizeOnly { bytes } => {
+            let amount = bytes.map_or("the rest of the target".to_string(), format_size);
+            let fast = bytes.map_or(String::new(), |b| {
+                format!(
+                    " ({} at 250 MB/s)",
+                    length::seconds_text(b as f64 / FAST_CARD_BYTES_PER_S)
+                )
+            });
+            format!(
+                "its length is set by {amount} alone{fast}: it may be too short to trust \
+                 on a fast card; set min_runtime = \"1s\""
+            )
+        }
+        LengthKind::ShortFloor {
+            key,
+            seconds,
+            min_s,
+            scale_down,
+        } => {
+            let scaled = if *scale_down > 1 {
+                format!(" (after --scale-down {scale_down})")
+            } else {
+                String::new()
+            };
+            let fix = if *scale_down > 1 {
+                format!("run without --scale-down {scale_down}")
+            } else {
+                format!("raise {key} to {}", length::seconds_text(*min_s))
+            };
+            format!(
+                "{key} {}{scaled} is under the {} a run needs: too short to trust; {fix}",
+                length::seconds_text(*seconds),
+                length::seconds_text(*min_s)
+            )
+        }
+        LengthKind::InsideCache { bytes, cache_bytes } => format!(
+            "writes {}, under twice the card's {} cache (EXT_CSD CACHE_SIZE): it measures \
+             the cache; set past_cache = true, or write {} or more",
+            format_size(*bytes),
+            format_size(*cache_bytes),
+            format_size(length::CACHE_FACTOR * cache_bytes)
+        ),
+    };
+    format!("warning: {}/{}: {what}", w.workload, w.job)
+}
+
+/// The speed `--dry-run` illustrates a length set by size alone with: a 2020s eMMC's
+/// sequential read (the issue's 250 MB/s card).
+const FAST_CARD_BYTES_PER_S: f64 = 250e6;
 
 /// What `--dry-run` shows of a plan's writes ([`planned_writes`]), or why it cannot.
 pub type Writes = Result<Vec<PlannedWrite>, String>;
@@ -97,6 +158,7 @@ pub fn write_matrix(
     out: &mut dyn Write,
     session: &Session,
     writes: &Writes,
+    lengths: &[LengthWarning],
 ) -> std::io::Result<()> {
     let matrix = &session.matrix;
     let warmup = match matrix.warmup() {
@@ -133,6 +195,9 @@ pub fn write_matrix(
         writeln!(out, "config {}: {knobs}", config.name)?;
     }
     write_lines(out, session, writes)?;
+    for w in lengths {
+        writeln!(out, "{}", length_line(w))?;
+    }
     writeln!(
         out,
         "{:>5}  {:<16} {:<20} {:>4}  note",
@@ -165,6 +230,57 @@ mod tests {
     use crate::runner::RunOptions;
 
     #[test]
+    fn length_warnings_are_one_line_naming_the_job_and_the_fix() {
+        let w = |kind| LengthWarning {
+            workload: "seq-write".into(),
+            job: "dd-write".into(),
+            kind,
+        };
+        assert_eq!(
+            length_line(&w(LengthKind::SizeOnly {
+                bytes: Some(4 << 20)
+            })),
+            "warning: seq-write/dd-write: its length is set by 4MiB alone (17 ms at 250 \
+             MB/s): it may be too short to trust on a fast card; set min_runtime = \"1s\""
+        );
+        assert_eq!(
+            length_line(&w(LengthKind::ShortFloor {
+                key: "min_runtime",
+                seconds: 0.0625,
+                min_s: 1.0,
+                scale_down: 16
+            })),
+            "warning: seq-write/dd-write: min_runtime 62 ms (after --scale-down 16) is under \
+             the 1 s a run needs: too short to trust; run without --scale-down 16"
+        );
+        assert_eq!(
+            length_line(&w(LengthKind::ShortFloor {
+                key: "runtime",
+                seconds: 0.5,
+                min_s: 1.0,
+                scale_down: 1
+            })),
+            "warning: seq-write/dd-write: runtime 0.50 s is under the 1 s a run needs: too \
+             short to trust; raise runtime to 1 s"
+        );
+        assert_eq!(
+            length_line(&w(LengthKind::InsideCache {
+                bytes: 4 << 20,
+                cache_bytes: 64 << 20
+            })),
+            "warning: seq-write/dd-write: writes 4MiB, under twice the card's 64MiB cache \
+             (EXT_CSD CACHE_SIZE): it measures the cache; set past_cache = true, or write \
+             128MiB or more"
+        );
+        for line in [w(LengthKind::SizeOnly { bytes: None })]
+            .iter()
+            .map(length_line)
+        {
+            assert!(!line.contains('\n'), "{line}");
+        }
+    }
+
+    #[test]
     fn dry_run_matrix_lists_every_run_with_its_notes() {
         let dir = tempfile::tempdir().unwrap();
         let plan = dir.path().join("plan.toml");
@@ -192,11 +308,11 @@ mod tests {
             start: 0,
             end: 1 << 20,
         }]);
-        let v = matrix_json(&session, &writes);
+        let v = matrix_json(&session, &writes, &[]);
         assert_eq!(v["writes"][0]["end"], 1 << 20);
         let err: Writes = Err("cannot stat target".into());
         assert_eq!(
-            matrix_json(&session, &err)["writes"]["error"],
+            matrix_json(&session, &err, &[])["writes"]["error"],
             "cannot stat target"
         );
         assert_eq!(v["config_count"], 2);
@@ -216,7 +332,7 @@ mod tests {
         let pretty = serde_json::to_string_pretty(&v).unwrap();
         assert!(pretty.contains("\n  \"config_count\": 2,\n"), "{pretty}");
         let mut out = Vec::new();
-        write_matrix(&mut out, &session, &writes).unwrap();
+        write_matrix(&mut out, &session, &writes, &[]).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(

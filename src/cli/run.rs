@@ -65,7 +65,7 @@ pub struct RunArgs {
     /// Only run these workloads (comma-separated names)
     #[arg(long, value_delimiter = ',')]
     pub workload: Vec<String>,
-    /// Divide every job's size by this factor (for small or slow devices, e.g. 16)
+    /// Divide every job's size (and min_runtime) by this factor (for small or slow devices, e.g. 16)
     #[arg(long)]
     pub scale_down: Option<u32>,
     /// Allow risky settings (widening the bus past what the host came up with, EXT_CSD
@@ -132,10 +132,16 @@ pub fn execute(args: &RunArgs, out: &Arc<Output>) -> Result<Kind, Failure> {
             // What it will write, where the target can tell (a missing device cannot).
             let writes =
                 runner::planned_writes::planned_writes(&session).map_err(|e| e.to_string());
+            // How long the runs will last and what they write, as far as known before.
+            let lengths = runner::run_length::warnings(
+                &session,
+                runner::planned_writes::stated_cache_bytes(&session),
+                crate::clock::monotonic_resolution_ns(),
+            );
             if args.json {
-                out.json(&dry_run::matrix_json(&session, &writes))?;
+                out.json(&dry_run::matrix_json(&session, &writes, &lengths))?;
             } else {
-                out.stdout(|w| dry_run::write_matrix(w, &session, &writes))?;
+                out.stdout(|w| dry_run::write_matrix(w, &session, &writes, &lengths))?;
             }
             Ok(Kind::Success)
         }

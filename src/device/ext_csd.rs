@@ -5,7 +5,7 @@
 
 pub use super::ext_csd_field::DecodedValue;
 use super::ext_csd_field::Field;
-use super::ext_csd_table::{EXT_CSD_REV, FIELDS, SEC_COUNT};
+use super::ext_csd_table::{CACHE_CTRL, CACHE_SIZE, EXT_CSD_REV, FIELDS, SEC_COUNT};
 use super::paths::MmcPaths;
 use anyhow::{bail, Context, Result};
 use std::fmt;
@@ -92,6 +92,25 @@ impl ExtCsd {
     /// Every field of the table, decoded, in offset order.
     pub fn decoded(&self) -> Vec<(&'static str, DecodedValue)> {
         FIELDS.iter().map(|f| (f.name, self.decode(*f))).collect()
+    }
+
+    /// The volatile cache the card states and has on (CACHE_SIZE in KiB, Linux's
+    /// `card->ext_csd.cache_size`, with CACHE_CTRL bit 0 set), bytes; 0 when it states
+    /// none, has it off, or its EXT_CSD predates the cache (EXT_CSD_REV < 6, eMMC 4.5).
+    pub fn cache_in_use_bytes(&self) -> u64 {
+        if self.get(CACHE_CTRL) & 1 == 0 {
+            return 0;
+        }
+        self.cache_size_bytes()
+    }
+
+    /// The volatile cache the card states (CACHE_SIZE in KiB), on or off, bytes; 0 when
+    /// it states none or its EXT_CSD predates the cache (EXT_CSD_REV < 6).
+    pub fn cache_size_bytes(&self) -> u64 {
+        if self.rev() < CACHE_SIZE.since_rev {
+            return 0;
+        }
+        self.get(CACHE_SIZE) * 1024
     }
 
     /// The card's user-area capacity in bytes (SEC_COUNT x 512), when EXT_CSD defines it.
@@ -195,6 +214,11 @@ mod tests {
         e.raw[268] = 2;
         e.raw[248] = 25;
         e.raw[179] = 0x48;
+        assert_eq!(e.get(CACHE_SIZE), 65_536);
+        assert_eq!(e.cache_in_use_bytes(), 0, "CACHE_CTRL off");
+        assert_eq!(e.cache_size_bytes(), 64 << 20);
+        e.raw[33] = 1;
+        assert_eq!(e.cache_in_use_bytes(), 64 << 20);
         assert_eq!(e.get(CACHE_SIZE), 65_536);
         assert_eq!(
             e.decode(CACHE_SIZE),

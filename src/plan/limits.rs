@@ -153,7 +153,11 @@ fn check_job(job: &JobSpec) -> Result<()> {
             );
         }
     }
-    for (key, value) in [("runtime", job.runtime), ("ramp_time", job.ramp_time)] {
+    for (key, value) in [
+        ("runtime", job.runtime),
+        ("min_runtime", job.min_runtime),
+        ("ramp_time", job.ramp_time),
+    ] {
         if let Some(d) = value.filter(|&d| d > MAX_DURATION) {
             bail!(
                 "`{key}` = {}s is more than 30 days (a typo?): use a shorter time",

@@ -10,10 +10,12 @@
 //!
 //! What mmcab makes of a plan: [`matrix`], configs x workloads x repetitions in a fair
 //! [`order`], walked lazily; [`limits`], the bounds of every number a plan or the command
-//! line gives. Which knob names a plan may use is the knobs' to say (knob/names.rs): the
+//! line gives; [`length`], how long a run must last and how much a write run must
+//! write to be trusted. Which knob names a plan may use is the knobs' to say (knob/names.rs): the
 //! plan knows no device, engine or knob.
 pub mod config;
 pub mod knob;
+pub mod length;
 pub mod limits;
 pub mod matrix;
 pub mod order;

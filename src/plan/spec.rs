@@ -26,6 +26,18 @@ pub struct Plan {
     pub order: Option<Order>,
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Every job that can wrap around its region runs at least this long, unless it
+    /// says otherwise (its own `min_runtime`): run length by time, on any card.
+    #[serde(
+        default,
+        with = "crate::units::serde_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub min_runtime: Option<std::time::Duration>,
+    /// Every write job that takes it writes past the card's stated cache, unless it
+    /// says otherwise (its own `past_cache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_cache: Option<bool>,
     /// Configurations to compare (`[[config]]`: name, knob settings, expectations).
     #[serde(default)]
     pub config: Vec<ConfigSpec>,
@@ -86,6 +98,26 @@ impl Plan {
         super::limits::check_plan(self.repetitions, self.warmup, &self.workload)
     }
 
+    /// Parse a plan's TOML text and give the plan's `min_runtime` and `past_cache` to
+    /// the jobs without their own, unchecked (a recorded plan, read back by the report).
+    pub fn parse(text: &str) -> Result<Plan> {
+        let mut plan: Plan = toml::from_str(text)?;
+        if let Some(min) = plan.min_runtime {
+            if min.is_zero() {
+                bail!("`min_runtime` must be greater than 0");
+            }
+            for w in &mut plan.workload {
+                w.with_min_runtime(min);
+            }
+        }
+        if let Some(on) = plan.past_cache {
+            for w in &mut plan.workload {
+                w.with_past_cache(on);
+            }
+        }
+        Ok(plan)
+    }
+
     pub fn workload(&self, name: &str) -> Option<&WorkloadSpec> {
         self.workload.iter().find(|w| w.name == name)
     }
@@ -96,7 +128,7 @@ impl FromStr for Plan {
 
     /// Parse and validate a plan from TOML text.
     fn from_str(text: &str) -> Result<Plan> {
-        let plan: Plan = toml::from_str(text)?;
+        let plan = Plan::parse(text)?;
         plan.validate()?;
         Ok(plan)
     }
@@ -230,6 +262,33 @@ size = "1M"
                     .into()
             )
         );
+    }
+
+    #[test]
+    fn the_plans_min_runtime_goes_to_every_job_that_can_wrap() {
+        let plan = format!(
+            "min_runtime = \"2s\"\n{PLAN}[[workload]]\nname = \"w2\"\n[[workload.job]]\n\
+             name = \"own\"\nrw = \"read\"\nmin_runtime = \"500ms\"\n[[workload.job]]\n\
+             name = \"io\"\nrw = \"iozone\"\nsize = \"1M\"\n[[workload.job]]\nname = \"v\"\n\
+             rw = \"write\"\nverify = true\n"
+        );
+        let plan: Plan = plan.parse().unwrap();
+        let min = |w: usize, j: usize| plan.workload[w].job[j].min_runtime;
+        let ms = std::time::Duration::from_millis;
+        assert_eq!(min(0, 0), Some(ms(2000)));
+        assert_eq!(min(1, 0), Some(ms(500)), "a job's own wins");
+        assert_eq!(
+            (min(1, 1), min(1, 2)),
+            (None, None),
+            "iozone and verify do not wrap"
+        );
+        let err = format!(
+            "{:#}",
+            format!("min_runtime = 0\n{PLAN}")
+                .parse::<Plan>()
+                .unwrap_err()
+        );
+        assert_eq!(err, "`min_runtime` must be greater than 0");
     }
 
     #[test]

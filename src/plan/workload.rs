@@ -27,6 +27,11 @@ pub struct WorkloadSpec {
     /// default).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared_window: bool,
+    /// Before each measured run, every job that writes writes its region once,
+    /// sequentially and untimed ([`WorkloadSpec::precondition_pass`]), so the run finds
+    /// the card in the state it leaves (docs/plans.md, "Run length").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub precondition: bool,
     pub job: Vec<JobSpec>,
 }
 
@@ -177,6 +182,22 @@ pub struct JobSpec {
     /// Keep going until `runtime` even when the amount of I/O is done (wraps around).
     #[serde(default)]
     pub time_based: bool,
+    /// Keep going (wrapping around the region, as `time_based` does) until the job has
+    /// been measured at least this long, even when its amount of I/O is done sooner:
+    /// the amount is then a floor, not the length (docs/plans.md, "Run length"). Default:
+    /// the plan's `min_runtime`, for the jobs it applies to.
+    #[serde(
+        default,
+        with = "serde_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub min_runtime: Option<Duration>,
+    /// Write jobs: where the card states a volatile cache (EXT_CSD CACHE_SIZE), the
+    /// region (`size`) and the amount of I/O are raised to at least twice it, so that
+    /// the run measures the flash behind the cache (docs/plans.md, "Run length").
+    /// Default: the plan's `past_cache`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_cache: Option<bool>,
     /// Run this long before measuring; I/O completed during the ramp is not counted.
     #[serde(
         default,
@@ -245,6 +266,13 @@ impl WorkloadSpec {
                 self.name
             );
         }
+        if self.precondition && self.precondition_pass().is_none() {
+            bail!(
+                "workload '{}': `precondition` writes the regions of the jobs that write, \
+                 and it has none (iozone's lay out their own files): remove it",
+                self.name
+            );
+        }
         for (i, job) in self.job.iter().enumerate() {
             if job.name.trim().is_empty() {
                 bail!("workload '{}': {EMPTY_JOB_NAME}", self.name);
@@ -297,10 +325,71 @@ impl WorkloadSpec {
         spec
     }
 
+    /// The untimed pass `precondition` runs before each measured run: every job that
+    /// writes (not iozone's), as one sequential write of its region with its own
+    /// engine, `bs`, `offset`, `numjobs` and `past_cache`, then an fsync (which also
+    /// empties the card's cache); no time keys, no verify. None without such a job.
+    pub fn precondition_pass(&self) -> Option<WorkloadSpec> {
+        let job: Vec<JobSpec> = self
+            .job
+            .iter()
+            .filter(|j| j.rw.writes() && !j.rw.is_iozone())
+            .map(|j| JobSpec {
+                rw: Rw::Write,
+                rwmixread: None,
+                io_size: None,
+                runtime: None,
+                time_based: false,
+                min_runtime: None,
+                ramp_time: None,
+                fsync: 0,
+                end_fsync: true,
+                verify: false,
+                packed: None,
+                ..j.clone()
+            })
+            .collect();
+        (!job.is_empty()).then(|| WorkloadSpec {
+            // The same name: on a directory target, the same files.
+            name: self.name.clone(),
+            description: None,
+            shared_window: false,
+            precondition: false,
+            job,
+        })
+    }
+
+    /// The plan's `min_runtime` on every job that takes one and has none of its own
+    /// (not iozone's passes, which do every record once, nor `verify`, which would
+    /// overwrite what it checks).
+    pub fn with_min_runtime(&mut self, min: Duration) {
+        for job in self.job.iter_mut().filter(|j| takes_min_runtime(j)) {
+            job.min_runtime.get_or_insert(min);
+        }
+    }
+
+    /// The plan's `past_cache` on every job that takes one and has none of its own.
+    pub fn with_past_cache(&mut self, on: bool) {
+        for job in self.job.iter_mut().filter(|j| takes_past_cache(j)) {
+            job.past_cache.get_or_insert(on);
+        }
+    }
+
     /// Whether any job of the workload uses the ioctl engine.
     pub fn uses_ioctl(&self) -> bool {
         self.job.iter().any(|j| j.engine == Engine::Ioctl)
     }
+}
+
+/// A job that may wrap around its region to run longer: `min_runtime` applies to it.
+pub fn takes_min_runtime(job: &JobSpec) -> bool {
+    !job.rw.is_iozone() && !job.verify
+}
+
+/// A job whose region and amount `past_cache` may raise: it writes, and is no iozone
+/// job (whose `size` is its file's).
+pub fn takes_past_cache(job: &JobSpec) -> bool {
+    job.rw.writes() && !job.rw.is_iozone()
 }
 
 /// A job whose writes `packed` applies to: the ioctl engine, sequential or random writes.
@@ -412,6 +501,22 @@ mod tests {
             ("rw = \"randrw\"\nverify = true", "`verify`"),
             ("rw = \"read\"\nsize = 512", "`size`"),
             ("rw = \"read\"\nfsync = 1", "`fsync`"),
+            (
+                "rw = \"read\"\nmin_runtime = 0",
+                "`min_runtime` must be greater than 0",
+            ),
+            (
+                "rw = \"read\"\nmin_runtime = 5\nruntime = 2",
+                "`min_runtime` = 5s is longer than `runtime` = 2s",
+            ),
+            (
+                "rw = \"write\"\nverify = true\nmin_runtime = 1",
+                "`min_runtime`",
+            ),
+            (
+                "rw = \"iozone\"\nsize = \"1M\"\nmin_runtime = 1",
+                "`min_runtime`",
+            ),
         ];
         for (body, key) in cases {
             let text = format!("name = \"w\"\n[[job]]\nname = \"j1\"\n{body}\n");
@@ -425,6 +530,35 @@ mod tests {
         // Not a multiple of 512 is fine with buffered I/O.
         parse("name = \"w\"\n[[job]]\nname = \"j\"\nrw = \"read\"\nbs = 1000\ndirect = false\n")
             .unwrap();
+    }
+
+    #[test]
+    fn the_precondition_pass_writes_each_writers_region_once() {
+        let w = parse(
+            "name = \"w\"\nprecondition = true\n[[job]]\nname = \"r\"\nrw = \"randread\"\n\
+             [[job]]\nname = \"rw\"\nrw = \"randwrite\"\nbs = \"4k\"\noffset = \"1M\"\n\
+             size = \"8M\"\nio_size = \"1M\"\nmin_runtime = 2\nnumjobs = 2\n\
+             offset_increment = \"8M\"\nengine = \"io_uring\"\niodepth = 4\n",
+        )
+        .unwrap();
+        let pass = w.precondition_pass().unwrap();
+        assert_eq!(pass.job.len(), 1, "only the writer");
+        let j = &pass.job[0];
+        assert_eq!((j.rw, j.io_size, j.min_runtime), (Rw::Write, None, None));
+        assert_eq!((j.offset, j.size, j.numjobs), (1 << 20, Some(8 << 20), 2));
+        assert_eq!(
+            (j.engine, j.iodepth, j.end_fsync),
+            (Engine::IoUring, 4, true)
+        );
+        assert!(!pass.precondition);
+        let err =
+            parse("name = \"w\"\nprecondition = true\n[[job]]\nname = \"r\"\nrw = \"read\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            err.contains("`precondition`") && err.contains("remove it"),
+            "{err}"
+        );
     }
 
     #[test]

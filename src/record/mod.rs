@@ -236,6 +236,11 @@ pub struct Meta {
     /// `--scale-down` the sizes were divided by (None: 1, as written in the plan).
     #[serde(default)]
     pub scale_down: Option<u32>,
+    /// Resolution of the clock that timed the runs (CLOCK_MONOTONIC's `clock_getres`),
+    /// ns: a run must last 1000 of its ticks (plan::length). Absent in results of older
+    /// mmcab versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_resolution_ns: Option<u64>,
     /// `--until-ci`: each workload got the repetitions its first stage said a 95% CI
     /// half-width of this percentage of the mean needs (`repetitions` is then
     /// `--max-repeat`, the most); absent for a fixed number of repetitions.

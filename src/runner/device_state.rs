@@ -188,6 +188,14 @@ impl Observer {
         }
     }
 
+    /// The volatile cache the card states (EXT_CSD CACHE_SIZE, on or off), bytes: what
+    /// `past_cache` sizes writes by; 0 when the target is no eMMC or EXT_CSD cannot be
+    /// read (an SD card has none: its write buffer shows only in the rate).
+    pub fn stated_cache_bytes(&self) -> u64 {
+        let Some(env) = &self.env else { return 0 };
+        crate::device::ext_csd::read_ext_csd(&env.paths).map_or(0, |(x, _)| x.cache_size_bytes())
+    }
+
     /// Device identity for meta.json; an error leaves it out (the run goes on).
     pub fn describe(&self, meta: &mut Meta) -> Result<()> {
         meta.block_device = self.block_device();

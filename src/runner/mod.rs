@@ -30,6 +30,7 @@ pub mod planned_writes;
 mod reopen;
 pub mod results;
 mod resume;
+pub mod run_length;
 mod run_loop;
 pub mod session;
 pub mod shared_card;

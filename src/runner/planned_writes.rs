@@ -26,9 +26,17 @@ pub fn planned_writes(session: &Session) -> Result<Vec<PlannedWrite>> {
     let engine = EngineOptions {
         scale_down: session.scale_down.unwrap_or(1),
         seed: session.seed,
+        cache_bytes: stated_cache_bytes(session),
         ..EngineOptions::default()
     };
     writes_on(session, &target, &engine)
+}
+
+/// The cache the target's card states, as the run will size `past_cache` writes by (0
+/// when the target is no eMMC, or its card cannot be found or read).
+pub fn stated_cache_bytes(session: &Session) -> u64 {
+    super::device_state::Observer::open(&session.target, false)
+        .map_or(0, |o| o.stated_cache_bytes())
 }
 
 /// Every job clone's writes on `target` as `engine` runs them, per workload, in plan

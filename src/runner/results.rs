@@ -251,6 +251,7 @@ pub fn new_meta(session: &Session) -> Meta {
         order: session.matrix.order(),
         seed: session.seed,
         scale_down: session.scale_down,
+        clock_resolution_ns: crate::clock::monotonic_resolution_ns(),
         until_ci_pct: session.until_ci,
         until_ci: None,
         knob_originals: None,

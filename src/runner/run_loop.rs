@@ -127,6 +127,7 @@ fn prepare(
         cancel: interrupts.stop.clone(),
         assume_cmd23_passthrough: opts.assume_cmd23_passthrough,
         force: opts.force,
+        cache_bytes: observer.stated_cache_bytes(),
         ..EngineOptions::default()
     };
     let card = CardCache::default();

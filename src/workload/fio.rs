@@ -87,6 +87,8 @@ pub enum FioNote {
     VerifyWrites,
     /// `verify = true` on a read job: no fio option.
     VerifyReads,
+    /// `min_runtime`: a floor on the job's length, which fio has no option for.
+    MinRuntime(Duration),
 }
 
 impl FioNote {
@@ -115,6 +117,14 @@ impl FioNote {
                 HEADER.into(),
                 "a read job checks the blocks it reads; fio verifies only what its job wrote"
                     .into(),
+            ],
+            FioNote::MinRuntime(d) => vec![
+                format!(
+                    "mmcab min_runtime = {}: past its amount of I/O the job wraps around its",
+                    FioValue::Time(*d).short()
+                ),
+                "region until it has run that long; fio has no such floor (time_based and a".into(),
+                "runtime give a fixed length)".into(),
             ],
         }
     }
@@ -223,6 +233,9 @@ pub fn fio_job(job: &JobSpec, pass: Option<&str>) -> FioJob {
     }
     if let Some(p) = job.packed.filter(|p| p.is_on()) {
         notes.push(FioNote::Packed(p));
+    }
+    if let Some(d) = job.min_runtime {
+        notes.push(FioNote::MinRuntime(d));
     }
     if job.verify {
         notes.push(if writes {

@@ -107,6 +107,14 @@ pub fn run_workload(
     opts: &EngineOptions,
     window: &dyn MeasuredWindow,
 ) -> Result<WorkloadResult, WorkloadError> {
+    if let Some(pass) = spec
+        .precondition
+        .then(|| spec.precondition_pass())
+        .flatten()
+    {
+        // Untimed, unwatched, its numbers dropped: the state the measured run starts in.
+        run_workload(&pass, target, card, opts, &measured_window::Unwatched)?;
+    }
     let clones = prepare(spec, target, card, opts)?;
     let created = CreatedFiles(job::lay_out_files(&clones, target)?);
     let files = open_files(&clones, target)?;
@@ -446,8 +454,13 @@ fn run_clone(plan: &ClonePlan, file: File, shared: &Shared) -> Result<CloneOutco
             phase.read_percent,
             phase.seed,
         );
+        let until = job.min_runtime.map(|m| recorder.measure_start + m);
         if let Some(short) = &shared.window {
-            gen = gen.in_window(window::Window::new(short.clone(), phase.ops, fsync_at_end));
+            gen = gen.in_window(
+                window::Window::new(short.clone(), phase.ops, fsync_at_end).at_least_until(until),
+            );
+        } else {
+            gen = gen.at_least_until(until);
         }
         match &mut engine {
             EngineImpl::Sync(e) => e.run(&mut io, &mut gen, &mut recorder)?,

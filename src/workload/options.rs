@@ -22,6 +22,9 @@ pub struct EngineOptions {
     /// `--force`: packed ioctl writes go to a card whose EXT_CSD has none (to see what
     /// it does with them; verify shows it).
     pub force: bool,
+    /// The volatile cache the card states (EXT_CSD CACHE_SIZE), bytes; 0: none, or not
+    /// an eMMC. Jobs with `past_cache` write at least twice it.
+    pub cache_bytes: u64,
 }
 
 impl Default for EngineOptions {
@@ -33,6 +36,7 @@ impl Default for EngineOptions {
             cancel: Arc::new(AtomicBool::new(false)),
             assume_cmd23_passthrough: false,
             force: false,
+            cache_bytes: 0,
         }
     }
 }

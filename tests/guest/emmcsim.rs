@@ -519,7 +519,9 @@ fn linux_7_info_probe_fault_engines_and_packed_plan_on_the_sim_card() {
             continue;
         }
         assert_eq!(row["verify_errors"], "0", "{row:?}\n{ctx}");
-        assert_eq!(row["bytes"], (4u64 << 20).to_string(), "{row:?}\n{ctx}");
+        // At least the plan's 4 MiB, in whole 1 MiB I/Os (min_runtime: 1 s at least).
+        let bytes: u64 = row["bytes"].parse().unwrap();
+        assert!(bytes >= 4 << 20 && bytes % (1 << 20) == 0, "{row:?}\n{ctx}");
         let key = (row["workload"].clone(), row["config"].clone());
         mbps.insert(key, row["mb_per_s"].parse().unwrap());
     }

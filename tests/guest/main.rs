@@ -31,4 +31,5 @@ mod linux61;
 mod old_results;
 mod presets;
 mod probe;
+mod run_length;
 mod testbed;

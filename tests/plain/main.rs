@@ -23,6 +23,7 @@ mod probe;
 mod report;
 mod report_evidence;
 mod report_pins;
+mod run_length;
 mod runner;
 mod testbed;
 mod until_ci;

@@ -13,7 +13,9 @@ pub const RUN: Page = Page {
          the byte ranges the plan writes against the data on the device: writes over a \
          partition, a partition table or a filesystem, RAID or LVM signature are refused, \
          naming it and its bytes, unless `--overwrite-data`. `--dry-run` shows those \
-         ranges.",
+         ranges, and a warning line for each job whose runs may be too short to trust \
+         (no `min_runtime`, or one under 1 s) or whose writes stay inside the cache the \
+         card states (docs/plans.md, \"Run length\").",
         "A plan without `[[config]]` tables, run without any of `--out`, `--label`, \
          `--resume`, `--repeat`, `--until-ci`, `--max-repeat`, `--warmup`, `--order`, \
          `--config` or `--dry-run`, is one pass: each workload once, the device as it is, \
@@ -50,7 +52,8 @@ pub const RUN: Page = Page {
             "`--dry-run`: `{schema, dry_run: true, plan, config_count, configs: [{name, \
              knobs, packed}], workloads, repetitions, warmup, order, seed, writes: \
              [{workload, job, configs, start, end}], runs: [{run, config, workload, \
-             repetition, warmup, done}]}`.",
+             repetition, warmup, done}], warnings: [{workload, job, kind, ...}]}` (`kind`: \
+             `size_only`, `short_floor` or `inside_cache`).",
         ),
     ],
     exit_status: &[

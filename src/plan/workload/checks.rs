@@ -103,6 +103,23 @@ impl JobSpec {
         if self.runtime == Some(Duration::ZERO) {
             bail!("`runtime` must be greater than 0");
         }
+        if self.past_cache.is_some() && !super::takes_past_cache(self) {
+            bail!(
+                "`past_cache` applies to jobs that write, not iozone's (its `size` is the \
+                 file's): remove it"
+            );
+        }
+        if let Some(min) = self.min_runtime {
+            if min.is_zero() {
+                bail!("`min_runtime` must be greater than 0");
+            }
+            if let Some(runtime) = self.runtime.filter(|&r| r < min) {
+                bail!(
+                    "`min_runtime` = {min:?} is longer than `runtime` = {runtime:?}: the job \
+                     stops at `runtime`; lower `min_runtime` or raise `runtime`"
+                );
+            }
+        }
         Ok(())
     }
 
@@ -123,6 +140,7 @@ impl JobSpec {
             for (key, set) in [
                 ("io_size", self.io_size.is_some()),
                 ("runtime", self.runtime.is_some()),
+                ("min_runtime", self.min_runtime.is_some()),
                 ("ramp_time", self.ramp_time.is_some()),
                 ("verify", self.verify),
             ] {
@@ -143,9 +161,14 @@ impl JobSpec {
             if self.bs < MIN_LOGICAL_BLOCK_BYTES {
                 bail!("`verify` needs `bs` of at least 512 bytes for its header");
             }
-            if self.time_based {
+            if self.time_based || self.min_runtime.is_some() {
                 bail!(
-                    "`verify` cannot be combined with `time_based` (blocks would be overwritten)"
+                    "`verify` cannot be combined with `{}` (blocks would be overwritten)",
+                    if self.time_based {
+                        "time_based"
+                    } else {
+                        "min_runtime"
+                    }
                 );
             }
         }

@@ -1,6 +1,7 @@
 //! Building the report model from what was recorded: a results directory read back
 //! ([`dir`]) and turned into blocks ([`results`]), with what was run ([`what_ran`]), the
-//! MMC host's driver ([`host`]) and the kernel evidence ([`evidence`]); or published
+//! MMC host's driver ([`host`]), the kernel evidence ([`evidence`]) and what the runs'
+//! length and size could measure ([`run_length`]); or published
 //! numbers of a reference CSV ([`mod@reference`]); or a probe's record ([`probe`]).
 
 pub mod dir;
@@ -9,5 +10,6 @@ pub mod host;
 pub mod probe;
 pub mod reference;
 pub mod results;
+pub mod run_length;
 pub mod switches;
 pub mod what_ran;

@@ -298,6 +298,7 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         warmup: meta.warmup,
         order: meta.order.to_string(),
     });
+    super::run_length::apply(&mut report, dir);
     super::host::describe_dir(&mut report, dir);
     report.caption = Some(Caption::Measured {
         device,

@@ -97,7 +97,7 @@ pub fn setup(
         errors: super::switches::host_errors(meta, evidence, configs),
         configs: self::configs(meta, configs),
         scale_down,
-        workloads: toml::from_str::<Plan>(&meta.plan_text)
+        workloads: Plan::parse(&meta.plan_text)
             .ok()
             .map(|plan| self::workloads(&plan, workloads, scale_down)),
     }

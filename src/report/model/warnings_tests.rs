@@ -64,6 +64,9 @@ fn kinds(r: &Report) -> Vec<(String, &'static str)> {
                     Warning::HighCv { .. } => "cv",
                     Warning::Drift { .. } => "drift",
                     Warning::DriftInBoots { .. } => "boots",
+                    Warning::TooShort { .. } => "short",
+                    Warning::InsideCache { .. } => "cache",
+                    Warning::WriteKnee { .. } => "knee",
                 };
                 (row.config.clone(), kind)
             })

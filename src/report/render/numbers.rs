@@ -2,8 +2,10 @@
 //! digits, percentages, p-values and the warnings of a row. The model and
 //! [`crate::stats`] hold the numbers; these are their words.
 
+use crate::plan::length;
 use crate::stats::multiple::ALPHA;
 use crate::stats::{Moves, Verdict, Warning, HIGH_CV, MIN_N};
+use crate::units::format_size;
 
 /// Format a value with about four significant digits, no exponent.
 pub fn format_value(v: f64) -> String {
@@ -101,6 +103,56 @@ pub fn warning_text(w: &Warning) -> String {
             biases("bias", moves),
             enough(moves, "without them")
         ),
+        Warning::TooShort {
+            runs,
+            seconds,
+            min_s,
+            scale_down,
+        } => format!(
+            "{} too short to trust ({} at the shortest, under {}): {}",
+            runs_text(runs),
+            length::seconds_text(*seconds),
+            length::seconds_text(*min_s),
+            if *scale_down > 1 {
+                format!("run without --scale-down {scale_down}")
+            } else {
+                format!(
+                    "set min_runtime = \"{}s\" in the plan",
+                    min_s.ceil().max(1.0)
+                )
+            }
+        ),
+        Warning::InsideCache {
+            runs,
+            bytes,
+            cache_bytes,
+        } => format!(
+            "{} wrote {} at most, under twice the card's {} cache (EXT_CSD CACHE_SIZE): \
+             write {} or more (size, io_size or min_runtime), or set cache = \"off\"",
+            runs_text(runs),
+            format_size(*bytes),
+            format_size(*cache_bytes),
+            format_size(length::CACHE_FACTOR * cache_bytes)
+        ),
+        Warning::WriteKnee {
+            run,
+            at_s,
+            before_mb_s,
+            after_mb_s,
+        } => format!(
+            "run {run}'s write rate fell from {before_mb_s:.1} to {after_mb_s:.1} MB/s at \
+             {at_s:.1} s and stayed there (a write buffer filled): the mean mixes both; \
+             size the runs to stay on one side of it"
+        ),
+    }
+}
+
+/// `run 3` or `runs 1, 3, 5`.
+fn runs_text(runs: &[u32]) -> String {
+    let list: Vec<String> = runs.iter().map(u32::to_string).collect();
+    match list.len() {
+        1 => format!("run {}", list[0]),
+        _ => format!("runs {}", list.join(", ")),
     }
 }
 

@@ -4,7 +4,8 @@
 
 use super::buffer::fill_pattern;
 use super::offsets::Order;
-use crate::plan::workload::{JobSpec, Rw, WorkloadSpec};
+use crate::plan::length::CACHE_FACTOR;
+use crate::plan::workload::{takes_past_cache, JobSpec, Rw, WorkloadSpec};
 use crate::units::format_size;
 use crate::workload::io_error::{IoFailure, IoOp, WorkloadError};
 use crate::workload::options::EngineOptions;
@@ -46,8 +47,8 @@ impl ClonePlan {
     }
 }
 
-/// Scale a job down by `factor` (sizes and offsets; bs and times stay), keeping
-/// everything a multiple of bs.
+/// Scale a job down by `factor` (sizes, offsets and `min_runtime`; bs and the other
+/// times stay), keeping everything a multiple of bs.
 pub fn scaled(job: &JobSpec, factor: u32) -> JobSpec {
     let mut j = job.clone();
     if factor > 1 {
@@ -57,6 +58,25 @@ pub fn scaled(job: &JobSpec, factor: u32) -> JobSpec {
         j.io_size = job.io_size.map(|s| down(s).max(j.bs));
         j.offset = down(job.offset);
         j.offset_increment = down(job.offset_increment);
+        j.min_runtime = job.min_runtime.map(|d| d / factor);
+    }
+    j
+}
+
+/// `past_cache`: where the card states a cache of `cache_bytes`, a write job's region
+/// (when it has a `size`) and its amount of I/O are at least twice it, in whole blocks
+/// of `bs` (plan::length::CACHE_FACTOR).
+pub fn past_cache(job: JobSpec, cache_bytes: u64) -> JobSpec {
+    if job.past_cache != Some(true) || cache_bytes == 0 || !takes_past_cache(&job) {
+        return job;
+    }
+    let want = (CACHE_FACTOR * cache_bytes).div_ceil(job.bs) * job.bs;
+    let mut j = job;
+    if let Some(size) = j.size {
+        j.size = Some(size.max(want));
+        j.io_size = Some(j.io_size.unwrap_or(size).max(want));
+    } else if let Some(io_size) = j.io_size {
+        j.io_size = Some(io_size.max(want));
     }
     j
 }
@@ -75,7 +95,7 @@ pub fn plan_clones(
 ) -> Result<Vec<ClonePlan>> {
     let mut clones = Vec::new();
     for written in &spec.job {
-        let job = scaled(written, opts.scale_down);
+        let job = past_cache(scaled(written, opts.scale_down), opts.cache_bytes);
         let at = |key: &str| format!("workload '{}', job '{}': `{key}`", spec.name, job.name);
         if job.direct && job.bs % target.logical_block_bytes != 0 {
             bail!(

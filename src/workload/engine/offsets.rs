@@ -6,6 +6,7 @@ use super::window::Window;
 use crate::workload::result::Direction;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::time::Instant;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
@@ -25,6 +26,10 @@ pub struct OffsetGen {
     read_percent: u32,
     /// I/Os still to hand out (u64::MAX: until stopped by time).
     remaining: u64,
+    /// `min_runtime`: once `remaining` is done, keep going (wrapping) until then.
+    until: Option<Instant>,
+    /// `until` has come and the I/O after it has been handed out.
+    past_until: bool,
     /// The workload's shared time window, if it has one.
     window: Option<Window>,
     /// A sequential pass has wrapped back to the region's start since last asked.
@@ -66,6 +71,8 @@ impl OffsetGen {
             rng,
             read_percent,
             remaining: ops,
+            until: None,
+            past_until: false,
             window: None,
             wrapped: false,
             passed: false,
@@ -76,6 +83,13 @@ impl OffsetGen {
     /// without an amount of its own: `ops` should be u64::MAX).
     pub fn in_window(mut self, window: Window) -> OffsetGen {
         self.window = Some(window);
+        self
+    }
+
+    /// Keep handing out I/Os after the amount is done, until `until` (the job's
+    /// `min_runtime` after its measurement began); the amount is then a floor.
+    pub fn at_least_until(mut self, until: Option<Instant>) -> OffsetGen {
+        self.until = until;
         self
     }
 
@@ -96,14 +110,19 @@ impl OffsetGen {
     #[inline]
     pub fn next_io(&mut self) -> Option<(Direction, u64)> {
         if self.remaining == 0 {
-            return None;
+            // Past the amount, until `until`; one more I/O is handed once the time has
+            // come, so the last completes after it and the run measures at least that.
+            match self.until {
+                Some(t) if !self.past_until => self.past_until = Instant::now() >= t,
+                _ => return None,
+            }
         }
         if let Some(w) = &mut self.window {
             if !w.may_go_on() {
                 return None;
             }
         }
-        if self.remaining != u64::MAX {
+        if self.remaining != u64::MAX && self.remaining > 0 {
             self.remaining -= 1;
         }
         let block = match self.order {
@@ -152,6 +171,25 @@ mod tests {
         let mut g = OffsetGen::new(Order::Sequential, 1000, 10, 3, 5, 100, 1);
         let offs: Vec<u64> = std::iter::from_fn(|| g.next_io().map(|(_, o)| o)).collect();
         assert_eq!(offs, vec![1000, 1010, 1020, 1000, 1010]);
+    }
+
+    #[test]
+    fn a_minimum_runtime_keeps_going_past_the_amount_until_its_time() {
+        let past = Instant::now();
+        let mut g =
+            OffsetGen::new(Order::Sequential, 0, 10, 3, 2, 100, 1).at_least_until(Some(past));
+        assert_eq!(
+            std::iter::from_fn(|| g.next_io()).count(),
+            3,
+            "time is up: the amount, and one I/O that ends after the time"
+        );
+        let until = Instant::now() + std::time::Duration::from_millis(30);
+        let mut g =
+            OffsetGen::new(Order::Sequential, 0, 10, 3, 2, 100, 1).at_least_until(Some(until));
+        let offs: Vec<u64> = std::iter::from_fn(|| g.next_io().map(|(_, o)| o)).collect();
+        assert!(Instant::now() >= until);
+        assert!(offs.len() > 2, "{}", offs.len());
+        assert_eq!(offs[..4], [0, 10, 20, 0], "wraps around its region");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What the clones of one workload share: who still holds the window open.
 #[derive(Debug)]
@@ -36,6 +37,10 @@ pub struct Window {
     own_ops: u64,
     /// This clone ends with an fsync that the window waits for.
     flushes: bool,
+    /// `min_runtime`: the clone has its amount only once this time has come too.
+    until: Option<Instant>,
+    /// `until` has come and an I/O was handed out after it.
+    past_until: bool,
     handed: u64,
     counted: bool,
     flush_counted: bool,
@@ -58,9 +63,31 @@ impl Window {
             counts,
             own_ops,
             flushes,
+            until: None,
+            past_until: false,
             handed: 0,
             counted: false,
             flush_counted: !flushes,
+        }
+    }
+
+    /// The clone has its amount only when it has also run until `until` (its
+    /// `min_runtime`), so the window lasts at least that long.
+    pub fn at_least_until(mut self, until: Option<Instant>) -> Window {
+        self.until = until;
+        self
+    }
+
+    /// Whether `until` (if any) has come and an I/O was handed out after it, so that
+    /// the clone's last I/O ends after it (the first call past it hands that one out).
+    fn time_is_up(&mut self) -> bool {
+        match self.until {
+            None => true,
+            Some(_) if self.past_until => true,
+            Some(t) => {
+                self.past_until = Instant::now() >= t;
+                false
+            }
         }
     }
 
@@ -84,7 +111,7 @@ impl Window {
     /// flushes are done too).
     #[inline]
     pub fn may_go_on(&mut self) -> bool {
-        if self.handed >= self.own_ops {
+        if self.handed >= self.own_ops && !self.counted && self.time_is_up() {
             self.count_done();
         }
         if self.counted
@@ -108,6 +135,27 @@ impl Drop for Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_minimum_runtime_holds_the_window_open_until_its_time() {
+        let short = Window::counter(2, 0);
+        let until = Instant::now() + std::time::Duration::from_millis(30);
+        let mut a = Window::new(short.clone(), 1, false).at_least_until(Some(until));
+        let mut b = Window::new(short.clone(), 1, false);
+        // b has its one I/O and waits for a, whose time has not come.
+        assert!(b.may_go_on() && b.may_go_on());
+        let mut after = 0;
+        while a.may_go_on() {
+            after += usize::from(Instant::now() >= until);
+            assert!(b.may_go_on(), "the window is open while a's time runs");
+        }
+        assert!(Instant::now() >= until);
+        assert!(
+            after >= 1,
+            "an I/O handed after the time, so the last ends after it"
+        );
+        assert!(!b.may_go_on());
+    }
 
     #[test]
     fn the_window_ends_when_the_longest_clone_has_its_amount() {
