@@ -26,4 +26,5 @@ mod ioctl_packed;
 mod lava;
 mod old_results;
 mod probe;
+mod sim_qd1_jitter;
 mod testbed;
