@@ -32,4 +32,5 @@ mod old_results;
 mod presets;
 mod probe;
 mod run_length;
+mod sim_qd1_jitter;
 mod testbed;
