@@ -174,7 +174,12 @@ mmcab report /out/res > /out/mail.txt 2> /out/report.err
             "rand-read-4k".to_string(),
             "read".to_string(),
         );
-        assert_eq!(by_size[&key], BTreeMap::from([(4096, 256)]), "{config}");
+        // 4 KiB requests only, at least the plan's 128 per run (min_runtime: 1 s).
+        let sizes = &by_size[&key];
+        assert!(
+            sizes.keys().eq([&4096]) && sizes[&4096] >= 256,
+            "{config}: {sizes:?}"
+        );
     }
 
     // Throughput and evidence side by side in the mail text.
