@@ -187,7 +187,9 @@ fn the_dry_run_json_sketch_is_what_the_code_emits() {
     let lengths = [crate::runner::run_length::LengthWarning {
         workload: "w".into(),
         job: "j".into(),
-        kind: crate::runner::run_length::LengthKind::SizeOnly { bytes: Some(1 << 20) },
+        kind: crate::runner::run_length::LengthKind::SizeOnly {
+            bytes: Some(1 << 20),
+        },
     }];
     let actual = super::dry_run::matrix_json(&session, &writes, &lengths);
     let sketch = sketch_after(&read("docs/json.md"), "`--dry-run`: ");
