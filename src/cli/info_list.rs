@@ -91,18 +91,7 @@ fn render(devices: &[McDisk]) -> String {
 
 /// Bytes in binary units with two decimals (`3.64 GiB`), exact ones without (`4 MiB`).
 fn size(bytes: u64) -> String {
-    const UNITS: [(u32, &str); 3] = [(30, "GiB"), (20, "MiB"), (10, "KiB")];
-    for (shift, name) in UNITS {
-        let unit = 1u64 << shift;
-        if bytes >= unit {
-            return if bytes % unit == 0 {
-                format!("{} {name}", bytes / unit)
-            } else {
-                format!("{:.2} {name}", bytes as f64 / unit as f64)
-            };
-        }
-    }
-    format!("{bytes} B")
+    crate::device::info::binary_size(bytes, 2)
 }
 
 /// The JSON of a listing of one eMMC with a partition in use, for the docs' tests.

@@ -334,13 +334,19 @@ impl DeviceInfo {
 
 /// "256 MiB", "1.8 GiB": binary units with a space, one decimal when not whole.
 fn human_bytes(bytes: u64) -> String {
+    binary_size(bytes, 1)
+}
+
+/// Bytes in binary units (TiB down to KiB) with a space: whole ones without decimals
+/// (`4 MiB`), others with `decimals` (`3.64 GiB` with 2), below 1 KiB in bytes.
+pub fn binary_size(bytes: u64, decimals: usize) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
         let one = 1u64 << shift;
         if bytes >= one {
             return if bytes % one == 0 {
                 format!("{} {unit}", bytes / one)
             } else {
-                format!("{:.1} {unit}", bytes as f64 / one as f64)
+                format!("{:.*} {unit}", decimals, bytes as f64 / one as f64)
             };
         }
     }

@@ -103,6 +103,16 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// testbed/run with `args`, for its checks that stop before any boot (bad options,
+/// `--card sim:help`): no mmcab binary is needed, so none is named.
+pub fn run_script(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(repo_root().join("testbed/run"))
+        .args(args)
+        .env("MMCAB_TESTBED_MMCAB", "/nonexistent-not-needed")
+        .output()
+        .unwrap()
+}
+
 /// The testbed's cache: `$MMCAB_TESTBED_CACHE` or /var/cache/mmcab-testbed, as testbed/setup.
 pub fn cache_dir() -> PathBuf {
     std::env::var_os("MMCAB_TESTBED_CACHE")

@@ -9,7 +9,6 @@ use crate::common::sim_model::SEED_003_PHONE_2;
 use crate::common::testbed;
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 /// The shipped presets: the files of testbed/presets/.
 fn presets() -> Vec<String> {
@@ -35,11 +34,7 @@ fn module_params() -> BTreeSet<String> {
 
 /// testbed/run with `args`: (exit status, stdout, stderr).
 fn run_script(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(testbed::repo_root().join("testbed/run"))
-        .args(args)
-        .env("MMCAB_TESTBED_MMCAB", "/nonexistent-not-needed")
-        .output()
-        .unwrap();
+    let out = testbed::run_script(args);
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

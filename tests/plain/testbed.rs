@@ -9,15 +9,9 @@
 
 use crate::common::testbed;
 
-use std::process::Command;
-
 /// testbed/run with `args`: (exit status, stderr).
 fn run_script(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(testbed::repo_root().join("testbed/run"))
-        .args(args)
-        .env("MMCAB_TESTBED_MMCAB", "/nonexistent-not-needed")
-        .output()
-        .unwrap();
+    let out = testbed::run_script(args);
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
