@@ -235,6 +235,120 @@ impl Timing {
     }
 }
 
+/// The simulated host's largest request (testbed/emmcsim/host.c, `max_req_size`): the
+/// block layer splits a longer read into requests of this size, each its own CMD23 +
+/// CMD18.
+pub const MAX_REQUEST_BYTES: f64 = 524288.0;
+
+impl Timing {
+    /// The card's time for one read of `bytes` at queue depth 1 as the block layer sends
+    /// it: requests of at most [`MAX_REQUEST_BYTES`] one after the other, ns.
+    pub fn read_ns(&self, bytes: f64, bus: &Bus) -> f64 {
+        let whole = (bytes / MAX_REQUEST_BYTES).floor();
+        let rest = bytes - whole * MAX_REQUEST_BYTES;
+        let mut ns = whole * self.per_io(Io::Read(MAX_REQUEST_BYTES), bus);
+        if rest > 0.0 {
+            ns += self.per_io(Io::Read(rest), bus);
+        }
+        ns
+    }
+
+    /// The predicted time of a read of `bytes`, ns: [`Timing::read_ns`] of this set minus
+    /// the zero card's, plus the time per read the zero card measured (same kernel, bus,
+    /// block size and queue depth).
+    pub fn predict_read(&self, bytes: f64, bus: &Bus, zero_measured_ns: f64) -> f64 {
+        self.read_ns(bytes, bus) - ZERO.read_ns(bytes, bus) + zero_measured_ns
+    }
+
+    /// A read task of the command queue (README.md, "Command queue"): its flash part
+    /// (the queueing CMD44 and CMD45 and the CMD46 that executes it, the read access and
+    /// the flash's per-KiB time) and its bus part (`bytes` over the data lines), ns.
+    pub fn cqe_read_parts(&self, bytes: f64, bus: &Bus) -> (f64, f64) {
+        let flash =
+            3.0 * self.command(bus) + self.read_access_ns + bytes / 1024.0 * self.read_ns_per_kib;
+        (flash, bus.sectors_ns(bytes / 512.0))
+    }
+
+    /// A queued read's time at queue depth 1 (flash, then bus) and, with enough tasks
+    /// in the queue, the time per read once they overlap (the slower part), ns.
+    pub fn cqe_read_ns(&self, bytes: f64, bus: &Bus, pipelined: bool) -> f64 {
+        let (flash, data) = self.cqe_read_parts(bytes, bus);
+        if pipelined {
+            flash.max(data)
+        } else {
+            flash + data
+        }
+    }
+
+    /// The module's write-back cache at its drain rate (README.md, "Cache"): a long
+    /// write's time per byte once the cache is full, ns.
+    pub fn drain_ns_per_byte(&self) -> f64 {
+        self.program_ns_per_kib / 1024.0
+    }
+}
+
+/// A preset of the simulated card (testbed/presets/NAME): its parameters as the file
+/// gives them (`icount` among them) and its timing, the file's timing parameters over
+/// the module's [`DEFAULTS`].
+#[derive(Debug, Clone)]
+pub struct Preset {
+    pub name: String,
+    pub params: std::collections::BTreeMap<String, String>,
+    pub timing: Timing,
+}
+
+impl Preset {
+    /// Reads testbed/presets/`name` as testbed/presets.bash does: `PARAM=VALUE` lines,
+    /// `#` comments (whole lines, or after a blank).
+    pub fn load(name: &str) -> Preset {
+        let path = super::testbed::repo_root()
+            .join("testbed/presets")
+            .join(name);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut params = std::collections::BTreeMap::new();
+        for line in text.lines() {
+            let line = match line.find(" #").or_else(|| line.find("\t#")) {
+                Some(i) => &line[..i],
+                None => line,
+            }
+            .trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (k, v) = line
+                .split_once('=')
+                .unwrap_or_else(|| panic!("{}: {line:?} is not PARAM=VALUE", path.display()));
+            params.insert(k.trim().to_string(), v.trim().to_string());
+        }
+        let ns = |key: &str, default: f64| -> f64 {
+            params.get(key).map_or(default, |v| {
+                v.parse()
+                    .unwrap_or_else(|_| panic!("{}: {key}={v} is not a number", path.display()))
+            })
+        };
+        let timing = Timing {
+            cmd_ns: ns("cmd_ns", DEFAULTS.cmd_ns),
+            read_access_ns: ns("read_access_ns", DEFAULTS.read_access_ns),
+            read_ns_per_kib: ns("read_ns_per_kib", DEFAULTS.read_ns_per_kib),
+            write_access_ns: ns("write_access_ns", DEFAULTS.write_access_ns),
+            program_ns_per_kib: ns("program_ns_per_kib", DEFAULTS.program_ns_per_kib),
+            packed_entry_ns: ns("packed_entry_ns", DEFAULTS.packed_entry_ns),
+        };
+        Preset {
+            name: name.to_string(),
+            params,
+            timing,
+        }
+    }
+
+    /// A parameter of the file as a number (`None` when the file leaves it to the
+    /// module's default).
+    pub fn number(&self, key: &str) -> Option<f64> {
+        self.params.get(key).map(|v| v.parse().unwrap())
+    }
+}
+
 /// The host's tuning (testbed/emmcsim/speed.c): `cmds` CMD21s, each an R1 command and
 /// one tuning block (128 bytes on 8 lines, 64 on 4), plus `tuning_ns` once.
 #[derive(Debug, Clone, Copy, PartialEq)]

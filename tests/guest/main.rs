@@ -25,5 +25,6 @@ mod ioctl_engine;
 mod ioctl_packed;
 mod lava;
 mod old_results;
+mod presets;
 mod probe;
 mod testbed;

@@ -18,6 +18,7 @@ mod ioctl_engine;
 mod knobs;
 mod lava;
 mod old_results;
+mod presets;
 mod probe;
 mod report;
 mod report_evidence;
