@@ -67,9 +67,9 @@ fn hs400_predicted_ns(io: Io, hs200_ns: f64) -> f64 {
     hs200_ns - (hs200.sectors_ns(blocks) - hs400.sectors_ns(blocks))
 }
 
-/// What `./quickstart` does (workloads/speed-mode-ab.toml on its modern simulated eMMC
-/// under Linux 7.x, 8-bit host, `--icount 1`, the report made by the guest's armv7
-/// mmcab), then its report: the same text from this machine's mmcab, a line per config
+/// What `./quickstart` does (workloads/speed-mode-ab.toml on its modern simulated eMMC,
+/// the emmc51 preset with its guest CPU, under Linux 7.x, 8-bit host, the report made by
+/// the guest's armv7 mmcab), then its report: the same text from this machine's mmcab, a line per config
 /// with the speed mode and clock asked for and the bus verified before the runs (8 bits,
 /// 200 MHz, HS200 or HS400, a tuning traced at each switch), HS400 faster at 512 KiB
 /// sequential reads, significant, by the model's ratio within 5%, and a throughput-over-time
@@ -81,7 +81,6 @@ fn the_quick_start_report_calls_the_speed_mode_effect_at_the_model_size() {
         .kernel("7")
         .card(&quickstart_card())
         .bus_width(8)
-        .icount(1)
         .timeout(std::time::Duration::from_secs(600))
         .run(
             "mmcab info /dev/mmcblk0 > /dev/null && mmcab run /workloads/speed-mode-ab.toml \
