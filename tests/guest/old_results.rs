@@ -53,8 +53,10 @@ const SPEED_MODES_TEXT: &str = "\nSpeed modes\n\
 /// `mmcab info` output (`ext`: json, txt, raw) without what it has shown since 0.1.0
 /// (deliberate additions, tests/fixtures/results-v0.1-emmc.README.md): the host driver
 /// (the JSON's `host_driver` key, the text's `host driver` line; both name the guest's
-/// host driver, sdhci-aspeed) and the speed modes (the JSON's `speed_modes`, the text's
-/// "Speed modes" part; both checked here).
+/// host driver, sdhci-aspeed), the speed modes (the JSON's `speed_modes`, the text's
+/// "Speed modes" part; both checked here) and the kernel features (the JSON's
+/// `kernel_features`, the text's closing "Kernel features" block: the guest's kernel
+/// has every feature mmcab needs).
 fn without_additions(ext: &str, text: &str) -> String {
     match ext {
         "json" => {
@@ -73,11 +75,23 @@ fn without_additions(ext: &str, text: &str) -> String {
                 serde_json::json!(["MMC_CAP_MMC_HIGHSPEED"]),
                 "{speed}"
             );
+            let kernel = o
+                .remove("kernel_features")
+                .expect("info --json has kernel_features");
+            let features = kernel["features"].as_array().expect("features");
+            assert!(
+                !features.is_empty() && features.iter().all(|f| f["available"] == true),
+                "{kernel}"
+            );
             serde_json::to_string_pretty(&info).expect("json") + "\n"
         }
         "txt" => {
             assert!(text.contains("\n  host driver sdhci-aspeed ("), "{text}");
             assert!(text.contains(SPEED_MODES_TEXT), "{text}");
+            let (text, kernel) = text
+                .split_once("\nKernel features (")
+                .expect("info ends with the Kernel features block");
+            assert!(kernel.contains("\n  all there: "), "{kernel}");
             text.replacen(SPEED_MODES_TEXT, "", 1)
                 .lines()
                 .filter(|l| !l.starts_with("  host driver "))
