@@ -25,13 +25,16 @@ use cli::ok;
 use std::path::Path;
 
 /// What the guest runs: 0.1.0's fixtures were made the same way (Linux 7.x, bus width
-/// 8, fresh image), plus a short recorded run of the same plan.
+/// 8, fresh image), plus a short recorded run of the same plan: bus-width-ab.toml as
+/// 0.1.0 shipped it (tests/fixtures/plans/bus-width-ab-0.1.toml, the plan_sha256 of
+/// 0.1.0's meta.json; the shipped plan has since gained min_runtime, and `compare`
+/// refuses two plans), written to /tmp/bus-width-ab.toml before this.
 const IN_GUEST: &str = "set -e
 uname -r > /out/uname
 mmcab info --json /dev/mmcblk0 > /out/info.json
 mmcab info /dev/mmcblk0 > /out/info.txt
 mmcab info --raw /dev/mmcblk0 > /out/info.raw
-mmcab run /workloads/bus-width-ab.toml --device /dev/mmcblk0 --allow-write \
+mmcab run /tmp/bus-width-ab.toml --device /dev/mmcblk0 --allow-write \
     --scale-down 16 --repeat 2 --workload seq-read --out /out/ab --label now --quiet
 ";
 
@@ -108,7 +111,10 @@ fn in_the_guest_info_is_what_v0_1_printed_and_new_results_compare_with_old() {
     let run = testbed::Guest::new("old-results")
         .kernel("7")
         .bus_width(8)
-        .run(IN_GUEST);
+        .run(&format!(
+            "cat > /tmp/bus-width-ab.toml <<'MMCAB_EOF'\n{}MMCAB_EOF\n{IN_GUEST}",
+            read(&fixtures().join("plans/bus-width-ab-0.1.toml"))
+        ));
     run.assert_success();
     let release = run.out_text("uname").trim().to_string();
     for ext in ["json", "txt", "raw"] {
