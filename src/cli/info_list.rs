@@ -117,7 +117,7 @@ mod tests {
             disk: "mmcblk0".into(),
             area: "main",
             card_type: "MMC".into(),
-            name: "SIMEMC".into(),
+            name: "DG4008".into(),
             card: "mmc0:0001".into(),
             host: "mmc0".into(),
             size_bytes: 3_909_091_328,
@@ -153,7 +153,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[1],
-            "/dev/mmcblk0       MMC SIMEMC, 3.64 GiB, card mmc0:0001 on host mmc0; in use: \
+            "/dev/mmcblk0       MMC DG4008, 3.64 GiB, card mmc0:0001 on host mmc0; in use: \
              /dev/mmcblk0p2 is mounted at /"
         );
         assert_eq!(

@@ -154,7 +154,7 @@ mod tests {
             std::os::unix::fs::symlink(&dir, sys.join("block").join(name)).unwrap();
             dir
         };
-        let emmc = card("mmc0", "0001", "MMC", "SIMEMC");
+        let emmc = card("mmc0", "0001", "MMC", "DG4008");
         let main = disk(&emmc, "mmcblk0", "179:0", 8 << 20);
         for (i, start) in [(1u32, 2048u64), (2, 526336)] {
             let p = main.join(format!("mmcblk0p{i}"));
@@ -187,7 +187,7 @@ mod tests {
         let emmc = &disks[0];
         assert_eq!(
             (emmc.card_type.as_str(), emmc.name.as_str(), emmc.area),
-            ("MMC", "SIMEMC", "main")
+            ("MMC", "DG4008", "main")
         );
         assert_eq!(
             (emmc.card.as_str(), emmc.host.as_str()),
