@@ -135,8 +135,16 @@ snapshot_prepare() {
     touch "$root/$key" "$root/$key/state.zst"
     flock -u "$lock"; exec {lock}>&-
     snap_dir=$root/$key
-    # Keep the 4 most recently used (each ~27 MB); older ones belong to old builds.
-    ls -1dt "$root"/*/ 2>/dev/null | grep -v '\.tmp\.' | tail -n +5 | xargs -r rm -rf
+    # Keep the 8 most recently used (each ~27 MB), and any used in the last 10 minutes:
+    # the guest tier alone restores at least 4 machines (Linux 7.x at icount 1 and 0,
+    # 6.12 and 6.1 at icount 1), and another checkout's binary makes 4 more, so keeping 4
+    # could make a run boot and save one again (~40 s) when tests took turns, and could
+    # delete a snapshot a concurrent run had chosen but not yet opened (QEMU then fails
+    # at once: a testbed failure, status 125).
+    ls -1dt "$root"/*/ 2>/dev/null | grep -v '\.tmp\.' | tail -n +9 |
+        while IFS= read -r old; do
+            [ -n "$(find "$old" -maxdepth 0 -mmin -10)" ] || rm -rf "$old"
+        done
     find "$root" -maxdepth 1 -name '*.lock' -mtime +1 -delete 2>/dev/null
     find "$root" -maxdepth 1 -name '*.tmp.*' -mmin +60 -exec rm -rf {} + 2>/dev/null
     return 0

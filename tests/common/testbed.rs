@@ -37,16 +37,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// The host cores the guests of this test process keep busy at once: the guest tier is
-/// one binary run with `--test-threads=2`, so two guests of different modules may want
-/// to run together. Every guest takes one core: one with `--icount` runs its vCPUs
-/// round-robin on one thread, the arm64 guest has one vCPU, and a QEMU-card guest's two
-/// vCPUs (multi-threaded TCG) are mostly idle, waiting on the card: its 24 boots of the
-/// tier (2026-12-03, 2-core machine) took 812 s one after the other and 411 s two at a
-/// time, each within 10% of its time alone (quickstart_report 114 s against 109).
-/// [`Guest::run`] takes its share for the boot and gives it back after. Tests that start
-/// guests themselves take a share with [`with_cores`]: bench/boots two (it boots two at
-/// a time), LAVA's dispatcher one. The machine's count, or MMCAB_TEST_GUEST_CORES.
+/// The host cores the guests of this test process keep busy at once. Every guest takes
+/// one core: one with `--icount` runs its vCPUs round-robin on one thread, the arm64
+/// guest has one vCPU, and a QEMU-card guest's two vCPUs (multi-threaded TCG) are mostly
+/// idle, waiting on the card: its 24 boots of the tier (2026-12-03, 2-core machine) took
+/// 812 s one after the other and 411 s two at a time, each within 10% of its time alone
+/// (quickstart_report 114 s against 109). [`Guest::run`] takes its share for the boot
+/// and gives it back after. Tests that start guests themselves take a share with
+/// [`with_cores`]: bench/boots two (it boots two at a time), LAVA's dispatcher one. The
+/// machine's count, or MMCAB_TEST_GUEST_CORES.
+///
+/// The budget, not libtest's threads, is what limits the guests: scripts/test-all runs
+/// the tier with more threads than cores, so that a test waiting for a boot another test
+/// of its module started (a `OnceLock` shared by several tests) does not keep a core
+/// idle, as it did with `--test-threads=2` (a 293 s boot with the second core unused).
 fn core_budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
     *BUDGET.get_or_init(|| {
@@ -59,28 +63,46 @@ fn core_budget() -> usize {
     })
 }
 
-static CORES_BUSY: Mutex<usize> = Mutex::new(0);
+/// The cores held by running guests, and the queue of tests waiting for theirs: tickets
+/// are served in the order they were taken, so a boot that needs two cores (bench/boots)
+/// is not overtaken for ever by one-core boots that each find one core free.
+struct CoreQueue {
+    busy: usize,
+    next_ticket: u64,
+    serving: u64,
+}
+
+static CORES: Mutex<CoreQueue> = Mutex::new(CoreQueue {
+    busy: 0,
+    next_ticket: 0,
+    serving: 0,
+});
 static CORES_FREED: Condvar = Condvar::new();
 
 /// A share of the host's cores held by a running guest (see [`core_budget`]); given back
 /// when dropped. The field is how many.
 struct Cores(usize);
 
-/// Waits until `n` cores (at most the budget) are free for a guest and takes them.
+/// Waits until it is this caller's turn and `n` cores (at most the budget) are free for
+/// its guest, and takes them.
 fn cores(n: usize) -> Cores {
     let n = n.clamp(1, core_budget());
-    let mut busy = CORES_BUSY.lock().unwrap_or_else(|e| e.into_inner());
-    while *busy + n > core_budget() {
-        busy = CORES_FREED.wait(busy).unwrap_or_else(|e| e.into_inner());
+    let mut queue = CORES.lock().unwrap_or_else(|e| e.into_inner());
+    let ticket = queue.next_ticket;
+    queue.next_ticket += 1;
+    while queue.serving != ticket || queue.busy + n > core_budget() {
+        queue = CORES_FREED.wait(queue).unwrap_or_else(|e| e.into_inner());
     }
-    *busy += n;
+    queue.busy += n;
+    queue.serving += 1;
+    CORES_FREED.notify_all();
     Cores(n)
 }
 
 impl Drop for Cores {
     fn drop(&mut self) {
-        let mut busy = CORES_BUSY.lock().unwrap_or_else(|e| e.into_inner());
-        *busy -= self.0;
+        let mut queue = CORES.lock().unwrap_or_else(|e| e.into_inner());
+        queue.busy -= self.0;
         CORES_FREED.notify_all();
     }
 }

@@ -1,5 +1,5 @@
 //! Every request of a 4 KiB random read at depth 1 on the simulated card takes the same
-//! time (bench/SIM-QD1-JITTER.md): 10 runs of one second (sync engine, kernel evidence on,
+//! time (bench/SIM-QD1-JITTER.md): 5 runs of one second (sync engine, kernel evidence on,
 //! as `mmcab run` does by default) on a card without jitter (`jitter_permille` 0), one
 //! boot each of Linux 7.x and 6.12 under `--icount 1`. Per run, the kernel evidence's
 //! request latency (mmc_request_start to mmc_request_done) has its p99 within
@@ -12,6 +12,12 @@
 //! other vCPU in the second half of a run, held the card's completion timer back by
 //! ~300 us for 7-20% of the requests, in about half the runs: p99 ~400 us against a p50
 //! of ~90.
+//!
+//! Five runs a boot, not ten: the fault is guest-init's, the same under both kernels, so
+//! the two boots' ten runs guard it together (at 4-5 slow runs in 10, as recorded, a miss
+//! of all ten has odds of ~0.25%, as one boot of ten had), and each kernel alone still
+//! has one slow run of five at odds of ~95%. Ten runs a boot made the two boots 180 s of
+//! the guest tier's time (2026-12-07).
 
 use crate::common::testbed;
 
@@ -31,7 +37,7 @@ const CARD: &str = "sim,card_hs200=1,card_hs400=1,host_hs200=1,host_hs400=1,cmd_
 
 const PLAN: &str = r#"
 name = "qd1-jitter"
-repetitions = 10
+repetitions = 5
 [[workload]]
 name = "rand-read-4k-qd1"
 [[workload.job]]
@@ -72,7 +78,7 @@ fn every_request_takes_the_models_time(kernel: &str) {
         .run(&script);
     run.assert_success();
     let runs = spreads(&run.out_dir.join("r"));
-    assert_eq!(runs.len(), 10, "runs with requests: {runs:?}");
+    assert_eq!(runs.len(), 5, "runs with requests: {runs:?}");
     let wide: Vec<_> = runs
         .iter()
         .filter(|(_, (p50, p99))| p99 - p50 > SPREAD_US)
