@@ -314,7 +314,6 @@ pub enum OpenIoError {
     Io(std::io::Error),
 }
 
-/// Logical block size of the block device a filesystem lives on (512 when unknown).
 /// Whether `dir` holds device nodes: /dev itself (where `/dev/mmcblk0p2` would be) or its
 /// `disk/by-*` and `mapper` directories. A target named there that does not exist is a
 /// device misnamed, never a file to create (devtmpfs would take it, in RAM). `/dev/shm`,
@@ -324,6 +323,7 @@ fn is_device_directory(dir: &Path) -> bool {
     dir == Path::new("/dev") || dir.starts_with("/dev/disk") || dir.starts_with("/dev/mapper")
 }
 
+/// Logical block size of the block device a filesystem lives on (512 when unknown).
 fn fs_logical_block_bytes(dev: u64) -> u64 {
     logical_block_bytes(&Path::new("/sys/dev/block").join(devno(dev)))
 }
