@@ -217,8 +217,9 @@ pub const FEATURES: &[Feature] = &[
     },
     Feature {
         name: "unsigned modules",
-        needed_by: "loading the testbed's modules (testbed/emmcsim's simulated card is built \
-                    unsigned)",
+        needed_by: "loading a module built out of tree, which is not signed with the kernel's \
+                    key (e.g. mmc_test.ko built from the kernel's source for a kernel that does \
+                    not ship it), on a kernel that enforces module signatures",
         options: &[Opt {
             name: "CONFIG_MODULES",
             fix: "build the kernel with CONFIG_MODULES=y",

@@ -390,7 +390,7 @@ fn io_uring_disabled_2_for_all_1_for_those_not_root() {
 }
 
 #[test]
-fn module_signature_enforcement_refuses_the_testbed_modules() {
+fn module_signature_enforcement_refuses_modules_built_out_of_tree() {
     let tree = Tree::new();
     tree.write("sys/module/module/parameters/sig_enforce", "Y\n");
     let (what, fix) = only_missing(&tree.check(), "unsigned modules");

@@ -228,9 +228,48 @@ pub fn results_dir(session: &Session, opts: &RunOptions) -> Option<PathBuf> {
     })
 }
 
-/// What `--dry-run` says of a run that would be refused on this card (by the knobs'
-/// names: it resolves none), each as a warning line.
+/// What `--dry-run` says of a run that would stop before any I/O, each as a warning
+/// line: a built-in knob this kernel or card cannot switch (resolved as `mmcab knobs`
+/// does, reading only), then what would be refused on a card in use besides (by the
+/// knobs' names).
 pub fn dry_run_warnings(session: &Session, opts: &RunOptions) -> Vec<String> {
+    let mut lines: Vec<String> = unavailable_knob(session, opts.force).into_iter().collect();
+    lines.extend(shared_card_warnings(session, opts));
+    lines
+        .into_iter()
+        .map(|line| format!("the run would stop before any I/O: {line}"))
+        .collect()
+}
+
+/// The first built-in knob of the configs that is unavailable on the target's card, as
+/// the run's own error says it; None for a target that is no MMC block device (the run
+/// says that one) and for the knobs a plan declares (their commands are not run).
+fn unavailable_knob(session: &Session, force: bool) -> Option<String> {
+    let is_mmc = fs::metadata(&session.target).is_ok_and(|m| m.file_type().is_block_device())
+        && Path::new(&session.target)
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("mmcblk"));
+    if !is_mmc {
+        return None;
+    }
+    let observer = super::device_state::Observer::open(&session.target, true).ok()?;
+    let mut names: Vec<&String> = Vec::new();
+    for config in &session.configs {
+        for name in config.knobs.keys() {
+            let declared = session.plan.knob.iter().any(|d| d.name() == name);
+            if !declared && crate::knob::builtin::find(name).is_some() && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .find_map(|name| observer.knob(name, &[], force).err())
+        .map(|err| format!("{err:#}"))
+}
+
+/// [`dry_run_warnings`]' lines of a card in use besides.
+fn shared_card_warnings(session: &Session, opts: &RunOptions) -> Vec<String> {
     let Some(card) = SharedCard::of(&session.target) else {
         return Vec::new();
     };
@@ -249,9 +288,6 @@ pub fn dry_run_warnings(session: &Session, opts: &RunOptions) -> Vec<String> {
         opts.force,
         results_dir(session, opts).as_deref(),
     )
-    .into_iter()
-    .map(|line| format!("the run would stop before any I/O: {line}"))
-    .collect()
 }
 
 /// Where a built-in knob is brought in place, by its name, for the checks that have no

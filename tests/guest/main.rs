@@ -34,3 +34,4 @@ mod probe;
 mod run_length;
 mod sim_qd1_jitter;
 mod testbed;
+mod walkthrough;

@@ -164,7 +164,7 @@ pub const RUN: Page = Page {
              writes. On a card with a partition in use (a board booting from it), also the \
              knobs that re-initialise the card (bus-width, speed-mode: without --force) or \
              rebind its block driver (cmd23, cqe), and a results directory on that card; \
-             --dry-run warns of them.",
+             --dry-run warns of them, and of a built-in knob this kernel or card cannot switch.",
         ),
         (
             "/proc/sys/vm/drop_caches",

@@ -134,6 +134,14 @@ impl Target {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        if is_device_directory(parent) {
+            bail!(
+                "target {} does not exist: no such device (mmcab creates no file among the \
+                 device nodes, where a misspelt partition would be measured as a file in RAM); \
+                 check the name: `mmcab info` lists the MMC/SD block devices and their partitions",
+                path.display()
+            );
+        }
         let meta = fs::metadata(parent).with_context(|| {
             format!(
                 "target {} does not exist and its directory {} cannot be used: create the directory first",
@@ -306,6 +314,15 @@ pub enum OpenIoError {
     Io(std::io::Error),
 }
 
+/// Whether `dir` holds device nodes: /dev itself (where `/dev/mmcblk0p2` would be) or its
+/// `disk/by-*` and `mapper` directories. A target named there that does not exist is a
+/// device misnamed, never a file to create (devtmpfs would take it, in RAM). `/dev/shm`,
+/// a tmpfs for files, is not among them.
+fn is_device_directory(dir: &Path) -> bool {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir == Path::new("/dev") || dir.starts_with("/dev/disk") || dir.starts_with("/dev/mapper")
+}
+
 /// Logical block size of the block device a filesystem lives on (512 when unknown).
 fn fs_logical_block_bytes(dev: u64) -> u64 {
     logical_block_bytes(&Path::new("/sys/dev/block").join(devno(dev)))
@@ -378,6 +395,22 @@ mod tests {
             format!("{err:#}").contains("create the directory"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn a_missing_device_node_is_no_file_to_create() {
+        let path = Path::new("/dev/mmcblk97p2");
+        let err = Target::open(path, true).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("does not exist: no such device") && msg.contains("mmcab info"),
+            "{msg}"
+        );
+        assert!(!path.exists(), "{} created", path.display());
+        assert!(is_device_directory(Path::new("/dev/disk/by-id")));
+        assert!(is_device_directory(Path::new("/dev/mapper")));
+        assert!(!is_device_directory(Path::new("/dev/shm")));
+        assert!(!is_device_directory(Path::new("/tmp")));
     }
 
     #[test]
