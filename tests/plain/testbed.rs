@@ -36,6 +36,12 @@ fn bad_options_fail_before_booting() {
     let (code, err) = run_script(&["--bus-width", "8"]);
     assert_eq!(code, Some(125), "{err}");
     assert!(err.contains("no command line"), "{err}");
+    let (code, err) = run_script(&["--arch", "arm64", "--mmc-test", "--", "true"]);
+    assert_eq!(code, Some(125), "{err}");
+    assert!(
+        err.contains("--mmc-test: mmc_test.ko is built for the armv7 guest's kernels only"),
+        "{err}"
+    );
 }
 
 /// What the docs quote of the simulated card's module (`module emmcsim 1.0, N
