@@ -196,6 +196,7 @@ u64 emmcsim_card_data(struct emmcsim_host *h, struct mmc_command *cmd,
 				   data->sg_len, 0, len);
 		h->stats.read_blocks += data->blocks;
 		ns += emmcsim_param(P_READ_ACCESS_NS) + emmcsim_per_kib(P_READ_NS_PER_KIB, len);
+		ns += emmcsim_flash_first_page_ns((u64)cmd->arg * SECTOR, len);
 		ns += emmcsim_flash_boundary_ns(h, (u64)cmd->arg * SECTOR, len);
 	}
 	data->bytes_xfered = len;

@@ -60,6 +60,7 @@ enum emmcsim_param_id {
 	P_PAGE_KIB,
 	P_BOUNDARY_NS,
 	P_PAGE_BOUNDARY_NS,
+	P_FIRST_PAGE_NS_PER_KIB,
 	P_OPEN_AUS,
 	P_GC_NS,
 	P_BOOT_OFFSET_PERMILLE,
@@ -344,6 +345,8 @@ u64 emmcsim_cache_flush_ns(struct emmcsim_host *h);
 /* flash.c: the geometry's costs for a transfer of len bytes at byte address addr. */
 u64 emmcsim_flash_boundary_ns(struct emmcsim_host *h, u64 addr, u64 len);
 u64 emmcsim_flash_write_ns(struct emmcsim_host *h, u64 addr, u64 len);
+/* flash.c: a read's first page, out of the die before its first block is on the bus. */
+u64 emmcsim_flash_first_page_ns(u64 addr, u64 len);
 
 /* speed.c: the speed modes, CMD21 and the host's tuning. */
 u8 emmcsim_card_type(void);

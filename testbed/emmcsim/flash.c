@@ -15,12 +15,23 @@
  *   the card keeps open pays gc_ns on nearly every write: flashbench --open-au (mmcab
  *   probe open-au) sees the throughput collapse.
  *
+ * - A read's first page leaves the die before any of its data is on the bus: the part
+ *   of the read inside the page it starts in costs first_page_ns_per_kib per KiB on top
+ *   of the read's other costs. A NAND read senses a page into the die's page register
+ *   (tR, in read_access_ns), then the controller clocks the bytes it needs out over the
+ *   NAND interface and corrects them (ECC) before it sends the first block; the later
+ *   pages are sensed and moved while the earlier ones are on the bus, which is what
+ *   limits a long read. So a read shorter than a page pays only for its own bytes, a
+ *   longer one for the rest of its first page: 4 KiB reads come out faster than the
+ *   line through longer ones (README.md, "Presets", pinephone).
+ *
  * All of it is off by default (costs 0, open_aus 0: no limit), so the default timing
  * stays the calibration of README.md. The EXT_CSD erase group (HC_ERASE_GRP_SIZE,
  * 512 KiB) does not follow erase_block_kib: on real cards it need not be the flash's
  * erase block either, and the probes must find the geometry from the timing alone.
  */
 #include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/string.h>
 
 #include "emmcsim.h"
@@ -53,6 +64,16 @@ u64 emmcsim_flash_boundary_ns(struct emmcsim_host *h, u64 addr, u64 len)
 	h->stats.page_crossings += page_x;
 	ns = eb_x * (u64)emmcsim_param(P_BOUNDARY_NS);
 	return ns + page_x * (u64)emmcsim_param(P_PAGE_BOUNDARY_NS);
+}
+
+u64 emmcsim_flash_first_page_ns(u64 addr, u64 len)
+{
+	u64 page = kib(P_PAGE_KIB), part = len;
+
+	/* page is a power of two (params.c); without pages the whole read is one. */
+	if (page)
+		part = min(len, page - (addr & (page - 1)));
+	return emmcsim_per_kib(P_FIRST_PAGE_NS_PER_KIB, part);
 }
 
 /* A write into erase block au: 0, or gc_ns when it closes another unit. */

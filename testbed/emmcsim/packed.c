@@ -124,6 +124,7 @@ u64 emmcsim_packed_read(struct emmcsim_host *h, struct mmc_data *data, u32 count
 		emmcsim_store_read(&card->store, (u64)card->packed_read[i].addr * SECTOR,
 				   data->sg, data->sg_len, skip, len);
 		ns += emmcsim_param(P_PACKED_ENTRY_NS) + emmcsim_per_kib(P_READ_NS_PER_KIB, len);
+		ns += emmcsim_flash_first_page_ns((u64)card->packed_read[i].addr * SECTOR, len);
 		ns += emmcsim_flash_boundary_ns(h, (u64)card->packed_read[i].addr * SECTOR, len);
 		skip += len;
 		h->stats.packed_read_entries++;

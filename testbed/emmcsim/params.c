@@ -57,6 +57,7 @@ static struct emmcsim_param_def defs[P_COUNT] = {
 	[P_PAGE_KIB]		= { "page_kib", 16, 0, 65536, "0 or a power of two" },
 	[P_BOUNDARY_NS]		= { "boundary_ns", 0, 0, 100000000, NULL },
 	[P_PAGE_BOUNDARY_NS]	= { "page_boundary_ns", 0, 0, 100000000, NULL },
+	[P_FIRST_PAGE_NS_PER_KIB] = { "first_page_ns_per_kib", 0, 0, 100000000, NULL },
 	[P_OPEN_AUS]		= { "open_aus", 0, 0, EMMCSIM_MAX_OPEN_AUS, "0: no limit" },
 	[P_GC_NS]		= { "gc_ns", 0, 0, 1000000000, NULL },
 	[P_BOOT_OFFSET_PERMILLE] = { "boot_offset_permille", 0, 0, 200, NULL },
@@ -245,6 +246,8 @@ EMMCSIM_PARAM(P_BOUNDARY_NS, boundary_ns, 0644,
 	      "ns per erase-block boundary a read or write crosses");
 EMMCSIM_PARAM(P_PAGE_BOUNDARY_NS, page_boundary_ns, 0644,
 	      "ns per page boundary (not an erase-block one) a transfer crosses");
+EMMCSIM_PARAM(P_FIRST_PAGE_NS_PER_KIB, first_page_ns_per_kib, 0644,
+	      "ns per KiB of a read inside its first page, before any data is on the bus");
 EMMCSIM_PARAM(P_OPEN_AUS, open_aus, 0644,
 	      "erase blocks the card keeps open for writing, 0..32; 0: no limit");
 EMMCSIM_PARAM(P_GC_NS, gc_ns, 0644,

@@ -165,6 +165,11 @@ pub struct Timing {
     pub write_access_ns: f64,
     pub program_ns_per_kib: f64,
     pub packed_entry_ns: f64,
+    /// Per KiB of a read inside its first flash page (flash.c: the page's bytes out of
+    /// the die before the first block is on the bus).
+    pub first_page_ns_per_kib: f64,
+    /// The flash page, KiB (`page_kib`: not a cost, but it bounds the first page's part).
+    pub page_kib: f64,
 }
 
 /// Every timing parameter 0: what remains is the bus and the CMD line.
@@ -175,6 +180,8 @@ pub const ZERO: Timing = Timing {
     write_access_ns: 0.0,
     program_ns_per_kib: 0.0,
     packed_entry_ns: 0.0,
+    first_page_ns_per_kib: 0.0,
+    page_kib: 16.0,
 };
 
 /// The module's defaults (testbed/emmcsim/params.c).
@@ -185,12 +192,24 @@ pub const DEFAULTS: Timing = Timing {
     write_access_ns: 1_000_000.0,
     program_ns_per_kib: 42000.0,
     packed_entry_ns: 20000.0,
+    first_page_ns_per_kib: 0.0,
+    page_kib: 16.0,
 };
 
 impl Timing {
     /// One command with an R1 response: its 96 bits on the CMD line plus cmd_ns.
     pub fn command(&self, bus: &Bus) -> f64 {
         self.cmd_ns + bus.command_line_ns(48.0)
+    }
+
+    /// A read's first-page cost, ns: the part of the read inside the page it starts in.
+    /// The workloads' reads start at a multiple of their size (random offsets are
+    /// aligned to the block size; a long read's requests to the request size), sizes
+    /// and pages being powers of two: that part is the smaller of the two.
+    pub fn first_page_ns(&self, bytes: f64) -> f64 {
+        let page = self.page_kib * 1024.0;
+        let part = if page > 0.0 { bytes.min(page) } else { bytes };
+        part / 1024.0 * self.first_page_ns_per_kib
     }
 
     /// The card's time for one I/O, ns (per entry for a packed write).
@@ -200,6 +219,7 @@ impl Timing {
             Io::Read(bytes) => {
                 2.0 * self.command(bus)
                     + self.read_access_ns
+                    + self.first_page_ns(bytes)
                     + bus.sectors_ns(bytes / 512.0)
                     + kib(bytes) * self.read_ns_per_kib
             }
@@ -264,8 +284,10 @@ impl Timing {
     /// (the queueing CMD44 and CMD45 and the CMD46 that executes it, the read access and
     /// the flash's per-KiB time) and its bus part (`bytes` over the data lines), ns.
     pub fn cqe_read_parts(&self, bytes: f64, bus: &Bus) -> (f64, f64) {
-        let flash =
-            3.0 * self.command(bus) + self.read_access_ns + bytes / 1024.0 * self.read_ns_per_kib;
+        let flash = 3.0 * self.command(bus)
+            + self.read_access_ns
+            + self.first_page_ns(bytes)
+            + bytes / 1024.0 * self.read_ns_per_kib;
         (flash, bus.sectors_ns(bytes / 512.0))
     }
 
@@ -347,6 +369,8 @@ impl Preset {
             write_access_ns: ns("write_access_ns", DEFAULTS.write_access_ns),
             program_ns_per_kib: ns("program_ns_per_kib", DEFAULTS.program_ns_per_kib),
             packed_entry_ns: ns("packed_entry_ns", DEFAULTS.packed_entry_ns),
+            first_page_ns_per_kib: ns("first_page_ns_per_kib", DEFAULTS.first_page_ns_per_kib),
+            page_kib: ns("page_kib", DEFAULTS.page_kib),
         };
         Preset {
             name: name.to_string(),
