@@ -281,6 +281,7 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         caption: None,
         blocks: blocks(dir, &configs, &workloads, baseline_of),
         evidence: super::evidence::build(dir, &configs, &workloads),
+        mmc_test: super::mmc_test::build(dir, &configs),
         configs,
         baseline,
         published: false,
