@@ -249,6 +249,8 @@ pub struct KernelFeatures {
     pub lockdown: Option<Lockdown>,
     /// Why the level cannot be told, or where it was guessed from.
     pub lockdown_note: Option<String>,
+    /// The kernel's own MMC test driver (not a row of [`FEATURES`]: mmcab runs without it).
+    pub mmc_test: super::mmc_test::MmcTest,
 }
 
 /// One feature on the running kernel.

@@ -19,6 +19,8 @@ pub struct System {
     pub sys: PathBuf,
     /// Where distributions install the kernel's config, normally `/boot`.
     pub boot: PathBuf,
+    /// Where the kernel's modules are installed, normally `/lib/modules`.
+    pub modules: PathBuf,
     /// `uname -r`.
     pub release: String,
     /// Whether this process runs as root (euid 0).
@@ -32,6 +34,7 @@ impl System {
             proc: PathBuf::from("/proc"),
             sys: PathBuf::from("/sys"),
             boot: PathBuf::from("/boot"),
+            modules: PathBuf::from("/lib/modules"),
             release: super::capabilities::kernel_release(),
             root: effective_uid(Path::new("/proc")) == Some(0),
         }
@@ -86,12 +89,19 @@ pub fn check_in(system: &System, paths: &MmcPaths) -> KernelFeatures {
             }
         })
         .collect();
+    let config = seen.config.as_ref().ok();
     KernelFeatures {
-        config: seen.config.as_ref().ok().map(|(path, _)| path.clone()),
+        config: config.map(|(path, _)| path.clone()),
         config_error: seen.config.as_ref().err().cloned(),
         features,
         lockdown: seen.lockdown,
         lockdown_note: seen.lockdown_note.clone(),
+        mmc_test: super::mmc_test::check_in(
+            &system.sys,
+            &system.modules,
+            &system.release,
+            config.map(|(path, c)| (path.as_path(), c)),
+        ),
     }
 }
 

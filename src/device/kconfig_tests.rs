@@ -34,6 +34,7 @@ impl Tree {
             proc: root.join("proc"),
             sys: root.join("sys"),
             boot: root.join("boot"),
+            modules: root.join("lib/modules"),
             release: RELEASE.to_string(),
             root: true,
         };

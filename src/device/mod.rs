@@ -17,7 +17,8 @@
 //!   (`mmcab knobs`), from [`speed_modes`]' verdicts
 //! - [`host_driver`]: the host's driver, its module and the module's parameters
 //! - [`kconfig`]: the kernel config options and run-time gates each feature of mmcab
-//!   needs, as one table; [`kconfig_read`]: which of them the running kernel lacks
+//!   needs, as one table; [`kconfig_read`]: which of them the running kernel lacks;
+//!   [`mmc_test`]: whether the kernel's mmc_test driver is there
 //! - [`sysfs`]: reading kernel attribute files
 //! - data commands through the ioctl: [`raw_access`] (may mmcab, and how: addressing,
 //!   limits), [`transfer`] (which commands), [`mmc_io`] (sending them), [`packed`] (the
@@ -43,6 +44,7 @@ pub mod kconfig;
 pub mod kconfig_read;
 pub mod list;
 pub mod mmc_io;
+pub mod mmc_test;
 pub mod packed;
 pub mod paths;
 pub mod raw_access;

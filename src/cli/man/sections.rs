@@ -189,7 +189,9 @@ pub const INFO: Page = Page {
          per thing the running kernel lacks (a CONFIG_ option not set, debugfs=off, lockdown, \
          kernel.io_uring_disabled, module.sig_enforce, debugfs or tracefs not there), each \
          naming the feature it costs and the fix; `all there` when nothing is missing. The \
-         table of features, options and gates: docs/kernel-config.md.",
+         table of features, options and gates: docs/kernel-config.md. Its last line says \
+         whether the kernel's mmc_test driver is there (built in, module loaded, installed \
+         but not loaded with the modprobe line, or absent with the fix: docs/mmc-test.md).",
     ],
     json: &[
         ("schema", "1 (a key that changes meaning bumps it; new keys may appear)."),
@@ -205,7 +207,7 @@ pub const INFO: Page = Page {
         ("speed_modes", "eMMC only: `card` (null without EXT_CSD: `card_type`, `driver_strength`, `strobe_support` decoded as in `ext_csd.fields`, each with its `*_raw`; `hs_timing` {`timing`, `driver_strength`, `raw`}) and `host` {`caps`, `caps2`: the names of the speed bits set, null when unreadable}."),
         ("sysfs", "Every readable attribute of the card's sysfs directory."),
         ("PART_error", "A part that could not be read is null and `<part>_error` says why."),
-        ("kernel_features", "`{config, config_error, lockdown, lockdown_note, features: [{feature, needed_by, options, available, missing: [{what, fix}]}]}`: what the running kernel lacks (not in meta.json)."),
+        ("kernel_features", "`{config, config_error, lockdown, lockdown_note, features: [{feature, needed_by, options, available, missing: [{what, fix}]}], mmc_test: {available, fix, state, what}}`: what the running kernel lacks (not in meta.json); `mmc_test.state` is `built-in`, `loaded`, `installed` or `absent`."),
     ],
     exit_status: &[
         OK,
