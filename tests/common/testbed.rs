@@ -226,6 +226,7 @@ pub struct Guest {
     throttle_bps: Option<u64>,
     blkdebug: Option<PathBuf>,
     modules: Vec<String>,
+    mmc_test: bool,
     timeout: Duration,
 }
 
@@ -247,6 +248,7 @@ impl Guest {
             throttle_bps: None,
             blkdebug: None,
             modules: Vec::new(),
+            mmc_test: false,
             timeout: Duration::from_secs(300),
         }
     }
@@ -317,6 +319,12 @@ impl Guest {
         self.modules = names.iter().map(|n| n.to_string()).collect();
         self
     }
+    /// `--mmc-test`: the kernel's mmc_test.ko (testbed/build-mmctest) loaded once
+    /// mmc_block has the card (armv7 only).
+    pub fn mmc_test(mut self) -> Guest {
+        self.mmc_test = true;
+        self
+    }
     pub fn timeout(mut self, timeout: Duration) -> Guest {
         self.timeout = timeout;
         self
@@ -369,6 +377,9 @@ impl Guest {
             "--blkdebug",
             self.blkdebug.as_ref().map(|p| p.display().to_string()),
         );
+        if self.mmc_test {
+            args.push("--mmc-test".to_string());
+        }
         args
     }
 

@@ -1,0 +1,158 @@
+//! The mmc_test engine (`engine = "mmc_test"`, docs/plans.md "mmc_test") in one boot of
+//! Linux 6.12 with the simulated card and the kernel's mmc_test.ko (`testbed/run
+//! --mmc-test`), tests/fixtures/mmctest/stops.sh: a plan of sync reads and mmc_test's
+//! single-transfer reads (test 27, about a second a run) run whole; stopped by SIGTERM
+//! while mmc_test holds the card in the second repetition; killed by SIGKILL there and
+//! put back by restore.sh; failed by a bad spot over mmc_test's test area; refused while
+//! another process holds the disk. Each leaves mmc_block bound and /dev/mmcblk0 back,
+//! and every finished run in runs.csv.
+
+use crate::common::testbed;
+use std::sync::OnceLock;
+use std::time::Duration;
+use testbed::GuestRun;
+
+fn boot() -> &'static GuestRun {
+    static RUN: OnceLock<GuestRun> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let script = testbed::repo_root().join("tests/fixtures/mmctest/stops.sh");
+        let run = testbed::Guest::new("mmctest_stops")
+            .kernel("6.12")
+            .card("sim")
+            .icount_off()
+            .mmc_test()
+            .timeout(Duration::from_secs(600))
+            .run(&std::fs::read_to_string(script).unwrap());
+        run.assert_success();
+        run
+    })
+}
+
+/// `/out/<case>.txt` as key=value pairs.
+fn state(run: &GuestRun, case: &str) -> Vec<(String, String)> {
+    run.out_text(&format!("{case}.txt"))
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn value(run: &GuestRun, case: &str, key: &str) -> String {
+    state(run, case)
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("{case}.txt has no {key}\n{}", run.report()))
+}
+
+/// The card is back on mmc_block with its disk, mmc_test has let it go.
+fn assert_back(run: &GuestRun, case: &str) {
+    assert_eq!(
+        (
+            value(run, case, "mmcblk"),
+            value(run, case, "disk"),
+            value(run, case, "mmc_test")
+        ),
+        ("bound".into(), "back".into(), "unbound".into()),
+        "{case}\n{}",
+        run.report()
+    );
+}
+
+/// (workload, job) of the measured rows in `<case>/runs.csv`, per run.
+fn rows(run: &GuestRun, case: &str) -> Vec<(u32, String, String)> {
+    run.out_text(&format!("{case}/runs.csv"))
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[3].to_string(), f[7].to_string())
+        })
+        .collect()
+}
+
+fn runs_of(rows: &[(u32, String, String)], workload: &str) -> usize {
+    let mut runs: Vec<u32> = rows
+        .iter()
+        .filter(|(_, w, _)| w == workload)
+        .map(|(r, _, _)| *r)
+        .collect();
+    runs.dedup();
+    runs.len()
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn a_whole_plan_records_every_transfer_size_and_gives_the_card_back() {
+    let run = boot();
+    assert_eq!(value(run, "ok", "status"), "0", "{}", run.report());
+    assert_back(run, "ok");
+    let rows = rows(run, "ok");
+    assert_eq!(runs_of(&rows, "mmc-test-read-4k"), 3, "{rows:?}");
+    assert_eq!(runs_of(&rows, "sync-read-4k"), 3, "{rows:?}");
+    // Test 27 times one transfer of each size from 512 bytes up: the 4 KiB row is the
+    // group's, and the sizes around it are there too.
+    for job in ["read:512B", "read:4KiB", "read:512KiB", "all"] {
+        assert_eq!(
+            rows.iter()
+                .filter(|(_, w, j)| w == "mmc-test-read-4k" && j == job)
+                .count(),
+            3,
+            "{job}: {rows:?}"
+        );
+    }
+    let restore = run.out_text("ok/restore.sh");
+    assert!(
+        restore.contains("/sys/bus/mmc/drivers/mmcblk/bind"),
+        "{restore}"
+    );
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn sigterm_finishes_the_running_test_and_gives_the_card_back() {
+    let run = boot();
+    assert_ne!(value(run, "term", "status"), "0", "{}", run.report());
+    assert_back(run, "term");
+    let rows = rows(run, "term");
+    // The run mmc_test was in when the signal came is recorded, the ones before too.
+    assert_eq!(runs_of(&rows, "mmc-test-read-4k"), 2, "{rows:?}");
+    assert!(runs_of(&rows, "sync-read-4k") >= 2, "{rows:?}");
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn restore_sh_gives_the_card_back_after_sigkill() {
+    let run = boot();
+    assert_eq!(value(run, "kill", "status"), "137", "{}", run.report());
+    assert_back(run, "kill");
+    let rows = rows(run, "kill");
+    assert_eq!(runs_of(&rows, "mmc-test-read-4k"), 1, "{rows:?}");
+    assert_eq!(runs_of(&rows, "sync-read-4k"), 2, "{rows:?}");
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn an_io_error_in_the_test_stops_the_plan_with_the_card_back() {
+    let run = boot();
+    assert_ne!(value(run, "err", "status"), "0", "{}", run.report());
+    assert_back(run, "err");
+    let stderr = run.out_text("err.stderr");
+    assert!(stderr.contains("mmc_test"), "{stderr}");
+    let rows = rows(run, "err");
+    assert_eq!(runs_of(&rows, "sync-read-4k"), 1, "{rows:?}");
+    assert_eq!(runs_of(&rows, "mmc-test-read-4k"), 0, "{rows:?}");
+}
+
+#[test]
+#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
+fn a_held_disk_is_refused_before_the_card_is_unbound() {
+    let run = boot();
+    assert_ne!(value(run, "held", "status"), "0", "{}", run.report());
+    assert_back(run, "held");
+    let stderr = run.out_text("held.stderr");
+    assert!(
+        stderr.contains("boots from it") && stderr.lines().count() <= 2,
+        "{stderr}"
+    );
+}
