@@ -141,6 +141,16 @@ impl MmcTestDriver {
             .with_context(|| format!("writing {number} to {}", path.display()))?;
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
+        if text.trim().is_empty() {
+            // mmc_test_run records no result when the test's prepare stage fails (the
+            // test area's erase or fill): the kernel log says why.
+            bail!(
+                "{} is empty after test {number}: its prepare stage (erasing and filling \
+                 the test area) failed; dmesg has mmc_test's \"Prepare stage failed\" line \
+                 and the card's errors",
+                path.display()
+            );
+        }
         let out = output::parse(&text).with_context(|| format!("{}", path.display()))?;
         if out.number != number {
             bail!(
