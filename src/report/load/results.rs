@@ -135,6 +135,11 @@ pub fn blocks(
                         value: get(r),
                     })
                     .collect();
+                // A metric the engine does not measure (mmc_test times a size's
+                // transfers together: no latency percentiles) has no block.
+                if samples.iter().all(|s| !s.value.is_finite()) {
+                    continue;
+                }
                 out.push(Block {
                     workload: workload.clone(),
                     direction: Some(direction),
