@@ -44,7 +44,7 @@ impl ValueEnum for Engine {
         Some(match self {
             // fio's name for the same engine, as plan files accept it.
             Engine::Sync => value.alias("psync"),
-            Engine::IoUring | Engine::Ioctl => value,
+            Engine::IoUring | Engine::Ioctl | Engine::MmcTest => value,
         })
     }
 }

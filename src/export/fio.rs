@@ -47,6 +47,19 @@ pub fn job_file(plan: &Plan, source: &str, opts: &FioOptions) -> Result<String> 
             );
         }
     }
+    let chosen = |w: &&WorkloadSpec| opts.workloads.is_empty() || opts.workloads.contains(&w.name);
+    if let Some(w) = plan
+        .workload
+        .iter()
+        .filter(chosen)
+        .find(|w| w.uses_mmc_test())
+    {
+        bail!(
+            "workload '{}' runs the kernel's mmc_test (engine = \"mmc_test\"), which fio cannot \
+             run: export the others with --workload",
+            w.name
+        );
+    }
     let mut out = String::new();
     header(&mut out, plan, source, opts);
     for workload in &plan.workload {
@@ -297,6 +310,11 @@ randseed = 9
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "toml") {
                 let p = Plan::load(&path).unwrap();
+                if p.workload.iter().any(|w| w.uses_mmc_test()) {
+                    let err = job_file(&p, "x", &FioOptions::default()).unwrap_err();
+                    assert!(err.to_string().contains("fio cannot"), "{err}");
+                    continue;
+                }
                 let text = job_file(&p, "x", &FioOptions::default()).unwrap();
                 let groups = text.matches("stonewall\n").count();
                 assert!(groups >= p.workload.len(), "{}: {text}", path.display());

@@ -148,7 +148,7 @@ impl MmcBlk {
     }
 
     /// Until `/sys/block/<disk>` is back and `/dev/<disk>` is its block device.
-    fn wait_for_disk(&self) -> Result<()> {
+    pub fn wait_for_disk(&self) -> Result<()> {
         let start = Instant::now();
         let sys = Path::new("/sys/block").join(&self.disk);
         loop {

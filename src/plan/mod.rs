@@ -18,6 +18,7 @@ pub mod knob;
 pub mod length;
 pub mod limits;
 pub mod matrix;
+pub mod mmc_test;
 pub mod order;
 pub mod packed;
 pub mod spec;

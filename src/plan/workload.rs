@@ -6,6 +6,7 @@
 //! the key; impossible values are reported by [`WorkloadSpec::validate`] with the
 //! workload, the job and the key.
 
+use super::mmc_test::MmcTestCase;
 use super::packed::Packed;
 use crate::units::{serde_duration, serde_size};
 use anyhow::{bail, Result};
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 mod checks;
+mod mmc_test_checks;
 
 /// A set of jobs that run at the same time; one entry of the plan's `[[workload]]` list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,6 +107,11 @@ pub enum Engine {
     /// (eMMC only; see the workload engine's `ioctl`).
     #[serde(rename = "ioctl")]
     Ioctl,
+    /// The kernel's mmc_test performance tests, run through its debugfs `test` file with
+    /// the card unbound from mmc_block (the job's `mmc_test` key names the test; see the
+    /// workload engine's `mmc_test`).
+    #[serde(rename = "mmc_test")]
+    MmcTest,
 }
 
 impl Engine {
@@ -113,6 +120,7 @@ impl Engine {
             Engine::Sync => "sync",
             Engine::IoUring => "io_uring",
             Engine::Ioctl => "ioctl",
+            Engine::MmcTest => "mmc_test",
         }
     }
 }
@@ -239,6 +247,9 @@ pub struct JobSpec {
     /// ioctl write jobs: writes per packed command (see [`Packed`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packed: Option<Packed>,
+    /// `engine = "mmc_test"`: which of the kernel's mmc_test performance tests runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmc_test: Option<MmcTestCase>,
 }
 
 /// Job name of the rows that aggregate all jobs of a workload (group reporting in
@@ -308,7 +319,7 @@ impl WorkloadSpec {
                 );
             }
         }
-        Ok(())
+        mmc_test_checks::check_workload(self)
     }
 
     /// Number of job threads (sum of numjobs).
@@ -346,6 +357,7 @@ impl WorkloadSpec {
                 end_fsync: true,
                 verify: false,
                 packed: None,
+                mmc_test: None,
                 ..j.clone()
             })
             .collect();
@@ -375,6 +387,11 @@ impl WorkloadSpec {
         }
     }
 
+    /// Whether the workload runs mmc_test (its one job has `engine = "mmc_test"`).
+    pub fn uses_mmc_test(&self) -> bool {
+        self.job.iter().any(|j| j.engine == Engine::MmcTest)
+    }
+
     /// Whether any job of the workload uses the ioctl engine.
     pub fn uses_ioctl(&self) -> bool {
         self.job.iter().any(|j| j.engine == Engine::Ioctl)
@@ -383,13 +400,13 @@ impl WorkloadSpec {
 
 /// A job that may wrap around its region to run longer: `min_runtime` applies to it.
 pub fn takes_min_runtime(job: &JobSpec) -> bool {
-    !job.rw.is_iozone() && !job.verify
+    !job.rw.is_iozone() && !job.verify && job.engine != Engine::MmcTest
 }
 
 /// A job whose region and amount `past_cache` may raise: it writes, and is no iozone
 /// job (whose `size` is its file's).
 pub fn takes_past_cache(job: &JobSpec) -> bool {
-    job.rw.writes() && !job.rw.is_iozone()
+    job.rw.writes() && !job.rw.is_iozone() && job.engine != Engine::MmcTest
 }
 
 /// A job whose writes `packed` applies to: the ioctl engine, sequential or random writes.

@@ -26,6 +26,7 @@ pub mod events;
 mod evidence;
 mod identity;
 mod knobs;
+mod mmc_test;
 pub mod planned_writes;
 mod reopen;
 pub mod results;

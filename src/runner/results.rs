@@ -83,7 +83,8 @@ impl Recording {
                 (ResultsWriter::create(&dir, &meta)?, meta)
             }
         };
-        writer.write_file_atomic(RESTORE_SH, guard.restore_script().as_bytes())?;
+        let script = super::mmc_test::restore_script(guard.restore_script(), session, observer);
+        writer.write_file_atomic(RESTORE_SH, script.as_bytes())?;
         Ok(Recording {
             writer,
             meta,

@@ -357,13 +357,18 @@ impl Loop<'_> {
         }
         self.events.event(Event::RunStarting { run });
         let window = super::evidence::EvidenceWindow::new(self.evidence);
-        let result = match run_workload(
-            &spec,
-            self.target.get()?,
-            self.target.card(),
-            self.engine,
-            &window,
-        ) {
+        let ran = if spec.uses_mmc_test() {
+            super::mmc_test::run(&spec, &mut self.target, self.observer, &window)
+        } else {
+            run_workload(
+                &spec,
+                self.target.get()?,
+                self.target.card(),
+                self.engine,
+                &window,
+            )
+        };
+        let result = match ran {
             Ok(result) => result,
             // Only the engine's own cancel is one: an I/O error that comes with a signal
             // is still an error, reported as such.

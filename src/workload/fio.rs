@@ -179,7 +179,8 @@ pub fn fio_job(job: &JobSpec, pass: Option<&str>) -> FioJob {
     use FioValue::{Size, Time, Word};
     let rw = pass.unwrap_or(rw_word(job.rw));
     let engine = match job.engine {
-        Engine::Sync | Engine::Ioctl => "psync",
+        // mmc_test has no fio form: the export refuses it, the report says its own words.
+        Engine::Sync | Engine::Ioctl | Engine::MmcTest => "psync",
         Engine::IoUring => "io_uring",
     };
     let random_offsets = job.rw.is_random() && !job.rw.is_iozone();

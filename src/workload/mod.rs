@@ -18,6 +18,7 @@ pub mod engine;
 pub mod fio;
 pub mod io_error;
 pub mod measured_window;
+pub mod mmc_test;
 pub mod options;
 pub mod result;
 pub mod target;
@@ -81,6 +82,11 @@ fn prepare(
     card: &CardCache,
     opts: &EngineOptions,
 ) -> Result<Vec<ClonePlan>, WorkloadError> {
+    if spec.uses_mmc_test() {
+        spec.validate().map_err(WorkloadError::Other)?;
+        mmc_test::check(spec, target).map_err(WorkloadError::Other)?;
+        return Ok(Vec::new());
+    }
     let clones = (|| -> Result<Vec<ClonePlan>> {
         spec.validate()?;
         if spec.job.iter().any(|j| j.rw.writes()) {
@@ -389,6 +395,10 @@ fn new_engine(plan: &ClonePlan, file: &File, shared: &Shared) -> Result<EngineIm
             )
             .map(|e| EngineImpl::Ioctl(Box::new(e)))
         }
+        Engine::MmcTest => anyhow::bail!(
+            "job '{}': engine = \"mmc_test\" runs through the kernel's mmc_test, not a job thread",
+            plan.name
+        ),
     }
 }
 

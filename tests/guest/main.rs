@@ -28,6 +28,7 @@ mod ioctl_packed;
 mod kconfig;
 mod lava;
 mod linux61;
+mod mmctest;
 mod mmctest_module;
 mod old_results;
 mod presets;

@@ -328,7 +328,8 @@ pub const EXPORT_FIO: Page = Page {
         "Writes the plan's workloads as a fio job file. Each workload is one fio reporting \
          group: its first job carries `stonewall`, and `group_reporting` sums its jobs like \
          mmcab's `all` row. Random jobs get `norandommap`, `engine = \"sync\"` becomes \
-         `ioengine=psync` (the ioctl engine too, with a comment that fio has none), \
+         `ioengine=psync` (the ioctl engine too, with a comment that fio has none; a \
+         workload with `engine = \"mmc_test\"` is refused: leave it out with `--workload`), \
          `pattern = \"zeros\"` becomes `zero_buffers`, writing jobs with verify get \
          `verify=crc32`; what fio cannot be told is said in comments.",
         "Sizes are bytes after `--scale-down`, times milliseconds. Without `--device` the \

@@ -13,7 +13,8 @@ impl JobSpec {
         self.check_amounts()?;
         self.check_iozone()?;
         self.check_verify_and_fsync()?;
-        self.check_ioctl()
+        self.check_ioctl()?;
+        super::mmc_test_checks::check_job(self)
     }
 
     /// Name, block size, offset, depth and job count.

@@ -154,6 +154,7 @@ pub fn build(rows: &[ReferenceRow], baseline: Option<&str>) -> Result<Report> {
     let (header, caption) = header_and_caption(rows);
     Ok(Report {
         evidence: Vec::new(),
+        mmc_test: Vec::new(),
         title: Title::Published,
         header,
         hosts: Vec::new(),

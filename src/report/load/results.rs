@@ -135,6 +135,11 @@ pub fn blocks(
                         value: get(r),
                     })
                     .collect();
+                // A metric the engine does not measure (mmc_test times a size's
+                // transfers together: no latency percentiles) has no block.
+                if samples.iter().all(|s| !s.value.is_finite()) {
+                    continue;
+                }
                 out.push(Block {
                     workload: workload.clone(),
                     direction: Some(direction),
@@ -281,6 +286,7 @@ pub fn build_with(dir: &ResultsDir, baseline: &str, baseline_of: BaselineOf) -> 
         caption: None,
         blocks: blocks(dir, &configs, &workloads, baseline_of),
         evidence: super::evidence::build(dir, &configs, &workloads),
+        mmc_test: super::mmc_test::build(dir, &configs),
         configs,
         baseline,
         published: false,

@@ -9,6 +9,7 @@ pub mod correction;
 pub mod evidence;
 pub mod header;
 pub mod metric;
+pub mod mmc_test;
 pub mod probe;
 pub mod setup;
 pub mod warnings;
@@ -149,6 +150,9 @@ pub struct Report {
     /// What the kernel did per workload x direction and config (results directories
     /// with evidence.csv only).
     pub evidence: Vec<evidence::EvidenceBlock>,
+    /// mmc_test's time per transfer beside the block-layer workloads' of the same size
+    /// (results directories of plans with `engine = "mmc_test"` only).
+    pub mmc_test: Vec<mmc_test::BesideRow>,
     /// How the p-values were adjusted together; None until they are (and for
     /// published values, which have none).
     pub correction: Option<Correction>,

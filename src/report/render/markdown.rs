@@ -11,6 +11,7 @@ pub fn render(report: &Report, charts: &[String]) -> String {
         block(&mut out, b, report.correction.is_some());
     }
     out.push_str(&super::evidence::markdown(report));
+    out.push_str(&super::mmc_test::markdown(report));
     if let Some(boots) = report.boots.as_ref().filter(|b| b.several()) {
         crate::report::render::text_boots::markdown(&mut out, report, boots);
     }

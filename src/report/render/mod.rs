@@ -1,8 +1,9 @@
 //! The report model rendered: its [`header`] and [`setup`]; the mail text ([`text`],
 //! with [`text_boots`], [`text_published`] and [`wording`], in the [`columns`] of a
 //! mail), [`markdown`], [`csv`], [`json`], the kernel evidence's lines and table
-//! ([`evidence`]) and the [`chart`]s; every number and warning in the words of
-//! [`numbers`]; a probe's mail text ([`probe_text`]).
+//! ([`evidence`]), mmc_test beside the block layer ([`mmc_test`]) and the [`chart`]s;
+//! every number and warning in the words of [`numbers`]; a probe's mail text
+//! ([`probe_text`]).
 
 pub mod chart;
 pub mod columns;
@@ -11,6 +12,7 @@ pub mod evidence;
 pub mod header;
 pub mod json;
 pub mod markdown;
+pub mod mmc_test;
 pub mod numbers;
 pub mod probe_text;
 pub mod setup;

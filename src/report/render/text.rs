@@ -128,6 +128,7 @@ pub fn render(report: &Report) -> String {
             block_text(&mut out, report, block);
         }
     }
+    super::mmc_test::mail(&mut out, report);
     let notes: Vec<String> = wording::notes(report)
         .into_iter()
         .chain(report.notes.iter().map(wording::note_text))

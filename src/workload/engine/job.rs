@@ -137,6 +137,9 @@ pub fn write_regions(
     target: &Target,
     opts: &EngineOptions,
 ) -> Result<Vec<(String, u64, u64)>> {
+    if spec.uses_mmc_test() {
+        return crate::workload::mmc_test::writes(spec, target);
+    }
     Ok(plan_clones(spec, target, opts)?
         .into_iter()
         .filter(|c| c.job.rw.writes())
