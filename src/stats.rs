@@ -313,12 +313,14 @@ pub enum Warning {
     },
     /// Runs measured for less than the shortest run trusted (`plan::length`):
     /// `seconds` is the shortest, `min_s` the bound; `scale_down` the `--scale-down`
-    /// the runs were made with (1: none), which the fix names.
+    /// the runs were made with (1: none), which the fix names; `fixed_amount` when
+    /// the engine sets the amount itself (mmc_test), so no plan key makes it longer.
     TooShort {
         runs: Vec<u32>,
         seconds: f64,
         min_s: f64,
         scale_down: u32,
+        fixed_amount: bool,
     },
     /// Write runs that wrote less than twice the card's stated volatile cache
     /// (`plan::length`): `bytes` the most any of them wrote.

@@ -22,10 +22,9 @@ pub fn apply(report: &mut Report, dir: &ResultsDir) {
         let Some(direction) = block.direction else {
             continue;
         };
-        let buffered = plan
-            .as_ref()
-            .and_then(|p| p.workload(&block.workload))
-            .is_some_and(|w| w.job.iter().any(|j| j.rw.writes() && !j.direct));
+        let workload = plan.as_ref().and_then(|p| p.workload(&block.workload));
+        let buffered = workload.is_some_and(|w| w.job.iter().any(|j| j.rw.writes() && !j.direct));
+        let fixed_amount = workload.is_some_and(|w| w.uses_mmc_test());
         for row in &mut block.rows {
             let runs: Vec<&RunRow> = row
                 .runs
@@ -36,7 +35,8 @@ pub fn apply(report: &mut Report, dir: &ResultsDir) {
                     })
                 })
                 .collect();
-            row.warnings.extend(too_short(&runs, min_s, dir));
+            row.warnings
+                .extend(too_short(&runs, min_s, dir, fixed_amount));
             if direction == Direction::Write {
                 row.warnings
                     .extend(inside_cache(&runs, cache_bytes(dir, &row.config)));
@@ -48,7 +48,13 @@ pub fn apply(report: &mut Report, dir: &ResultsDir) {
     }
 }
 
-fn too_short(runs: &[&RunRow], min_s: f64, dir: &ResultsDir) -> Option<Warning> {
+/// `fixed_amount`: the engine chose the amount (mmc_test), so the fix is not a plan key.
+fn too_short(
+    runs: &[&RunRow],
+    min_s: f64,
+    dir: &ResultsDir,
+    fixed_amount: bool,
+) -> Option<Warning> {
     let short: Vec<&RunRow> = runs.iter().copied().filter(|r| r.seconds < min_s).collect();
     let seconds = short.iter().map(|r| r.seconds).min_by(f64::total_cmp)?;
     Some(Warning::TooShort {
@@ -56,6 +62,7 @@ fn too_short(runs: &[&RunRow], min_s: f64, dir: &ResultsDir) -> Option<Warning> 
         seconds,
         min_s,
         scale_down: dir.meta.scale_down.unwrap_or(1).max(1),
+        fixed_amount,
     })
 }
 
@@ -161,17 +168,18 @@ mod tests {
             row(3, 2.0, 1 << 30),
             row(5, 0.4, 4 << 20),
         );
-        let w = too_short(&[&a, &b, &c], 1.0, &dir).unwrap();
+        let w = too_short(&[&a, &b, &c], 1.0, &dir, false).unwrap();
         assert_eq!(
             w,
             Warning::TooShort {
                 runs: vec![1, 5],
                 seconds: 0.016,
                 min_s: 1.0,
-                scale_down: 4
+                scale_down: 4,
+                fixed_amount: false,
             }
         );
-        assert_eq!(too_short(&[&b], 1.0, &dir), None);
+        assert_eq!(too_short(&[&b], 1.0, &dir, false), None);
     }
 
     #[test]

@@ -108,12 +108,18 @@ pub fn warning_text(w: &Warning) -> String {
             seconds,
             min_s,
             scale_down,
+            fixed_amount,
         } => format!(
             "{} too short to trust ({} at the shortest, under {}): {}",
             runs_text(runs),
             length::seconds_text(*seconds),
             length::seconds_text(*min_s),
-            if *scale_down > 1 {
+            if *fixed_amount {
+                "mmc_test sets each size's amount itself (its test area), so each number \
+                 is one short burst; read it with the block-layer rows, and raise \
+                 repetitions for its spread"
+                    .to_string()
+            } else if *scale_down > 1 {
                 format!("run without --scale-down {scale_down}")
             } else {
                 format!(
@@ -247,6 +253,29 @@ mod tests {
         assert_eq!(
             warning_text(&Warning::FewSamples { n: 2 }),
             "n = 2 < 3: too few runs"
+        );
+    }
+
+    #[test]
+    fn a_short_run_names_the_fix_its_engine_takes() {
+        let short = |scale_down, fixed_amount| Warning::TooShort {
+            runs: vec![1, 5],
+            seconds: 0.016,
+            min_s: 1.0,
+            scale_down,
+            fixed_amount,
+        };
+        assert_eq!(
+            warning_text(&short(1, false)),
+            "runs 1, 5 too short to trust (16 ms at the shortest, under 1 s): set \
+             min_runtime = \"1s\" in the plan"
+        );
+        assert!(warning_text(&short(4, false)).ends_with("run without --scale-down 4"));
+        let mmc_test = warning_text(&short(1, true));
+        assert!(
+            mmc_test.contains("mmc_test sets each size's amount itself")
+                && !mmc_test.contains("min_runtime"),
+            "{mmc_test}"
         );
     }
 }
