@@ -320,6 +320,7 @@ pub enum Warning {
         seconds: f64,
         min_s: f64,
         scale_down: u32,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
         fixed_amount: bool,
     },
     /// Write runs that wrote less than twice the card's stated volatile cache

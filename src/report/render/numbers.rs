@@ -277,5 +277,8 @@ mod tests {
                 && !mmc_test.contains("min_runtime"),
             "{mmc_test}"
         );
+        let json = |w: &Warning| serde_json::to_value(w).unwrap();
+        assert_eq!(json(&short(1, true))["fixed_amount"], true);
+        assert!(json(&short(1, false)).get("fixed_amount").is_none());
     }
 }
