@@ -259,11 +259,26 @@ fn card_cmd23(env: &KnobEnv) -> Result<(), String> {
     }
 }
 
+/// Why CMD23 cannot be A/B'd while the card's command queue is on: the block driver
+/// then sends every read and write as a queue task (`mmc_blk_mq_issue_rq()` ->
+/// `mmc_blk_cqe_issue_rw_rq()`, drivers/mmc/core/block.c), which has no CMD23, so the
+/// knob would change nothing they do (docs/kernel-facts.md).
+fn cmd23_queue_blocker(env: &KnobEnv) -> Option<String> {
+    let en = super::attribute::read_attribute(&env.paths.card_sysfs.join("cmdq_en")).ok()?;
+    (en == "1").then(|| {
+        "the card's command queue is on (cmdq_en 1): reads and writes go to it as queue \
+         tasks, which carry no CMD23, so cmd23 would change nothing they do; A/B CMD23 on a \
+         card or host without a command queue"
+            .to_string()
+    })
+}
+
 fn cmd23(env: &KnobEnv, force: bool) -> Result<Box<dyn Knob>> {
     let mut reasons = Vec::new();
     if let Err(why) = card_cmd23(env) {
         reasons.push(why);
     }
+    reasons.extend(cmd23_queue_blocker(env));
     reasons.extend(caps_bit_blockers(env, "MMC_CAP_CMD23 (bit 30)", force));
     if !reasons.is_empty() {
         return Err(unavailable("cmd23", reasons.join("; ")));

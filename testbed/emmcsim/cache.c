@@ -45,7 +45,11 @@ u64 emmcsim_cache_write_ns(struct emmcsim_host *h, u64 len)
 	excess = total > size ? total - size : 0;
 	wait = emmcsim_per_kib(P_PROGRAM_NS_PER_KIB, excess);
 	c->dirty = total - excess;
-	c->clock_ns = now + wait;
+	/*
+	 * A queued task (cqe.c) can come in while an earlier one still waits for room:
+	 * the cache is then accounted up to that wait's end, and this wait follows it.
+	 */
+	c->clock_ns = max(now, c->clock_ns) + wait;
 	h->stats.cached_writes++;
 	return emmcsim_param(P_CACHE_WRITE_NS) + wait;
 }

@@ -134,6 +134,34 @@ fn emulated_emmc_on_linux_7_has_bus_width_and_explains_the_rest() {
 }
 
 #[test]
+fn cmd23_is_refused_while_the_cards_command_queue_is_on() {
+    // With the queue on, reads and writes are queue tasks without CMD23: an A/B of
+    // CMD23 would compare nothing (workloads/cmd23-ab.toml on an eMMC 5.1 with CQE).
+    let dir = tempfile::tempdir().unwrap();
+    let (paths, release) = tree_from_capture("cap-linux7-bus8.txt", dir.path());
+    let cmdq_en = paths.card_sysfs.join("cmdq_en");
+    let env = KnobEnv {
+        paths,
+        kernel_release: release,
+    };
+    let without = match resolve("cmd23", &env, false) {
+        Ok(_) => String::new(),
+        Err(err) => err.to_string(),
+    };
+    assert!(!without.contains("command queue is on"), "{without}");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cmdq_en, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&cmdq_en, "1\n").unwrap();
+    let err = resolve("cmd23", &env, true).err().unwrap().to_string();
+    assert!(
+        err.contains("the card's command queue is on (cmdq_en 1)")
+            && err.contains("no CMD23")
+            && err.contains("without a command queue"),
+        "{err}"
+    );
+}
+
+#[test]
 fn linux_6_12_says_bus_width_is_an_across_boots_ab() {
     let dir = tempfile::tempdir().unwrap();
     let (paths, release) = tree_from_capture("cap-linux6-bus4.txt", dir.path());
