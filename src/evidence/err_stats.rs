@@ -28,9 +28,10 @@
 //! library (drivers/mmc/host/cqhci-core.c `cqhci_irq()`: CMDQ RED, GCE, ICCE). So a
 //! host driver counts when it is built on one of those libraries; the others (dw_mmc,
 //! mmci, mtk-sd, meson-gx, omap_hsmmc, renesas, ...) leave every counter at 0 whatever
-//! happens, and their zeros mean nothing. Out of the tree, the testbed's simulated host
-//! (testbed/emmcsim, module `emmcsim`) counts its errors as sdhci does. [`COUNTING`] is
-//! that list, as data; how a host's driver is matched against it: [`counting`].
+//! happens, and their zeros mean nothing. A driver out of the tree may count too: mmcab
+//! cannot know, so it says the driver is not known to count, and shows whatever counted
+//! up all the same (the report calls that seen counting). [`COUNTING`] is that list, as
+//! data; how a host's driver is matched against it: [`counting`].
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -120,10 +121,10 @@ pub fn parse_delta_text(text: &str) -> Option<Vec<(String, u64)>> {
 }
 
 /// Host-driver code that calls `mmc_debugfs_err_stats_inc()`, by the kernel module it is
-/// in, and where (Linux 6.12.118 and 7.2.13, and the testbed's module; see the module
-/// docs). A host driver counts when its module is one of these or uses one
-/// (`/sys/module/<m>/holders`). A driver missing here is reported as not counting: add
-/// its module, with the code that counts, when a kernel adds one.
+/// in, and where (Linux 6.12.118 and 7.2.13; see the module docs). A host driver counts
+/// when its module is one of these or uses one (`/sys/module/<m>/holders`). A driver
+/// missing here is reported as not known to count: add its module, with the code that
+/// counts, when a kernel adds one.
 pub const COUNTING: &[(&str, &str)] = &[
     (
         "sdhci",
@@ -138,11 +139,6 @@ pub const COUNTING: &[(&str, &str)] = &[
         "sdhci_brcmstb",
         "drivers/mmc/host/sdhci-brcmstb.c, sdhci_err_stats_inc() (controller timeouts)",
     ),
-    (
-        "emmcsim",
-        "testbed/emmcsim/emmcsim.h, emmcsim_err(), from card.c and fault.c (command and data \
-         CRC errors and timeouts, as sdhci counts them)",
-    ),
 ];
 
 /// Whether the host's driver counts errors in `err_stats`, as recorded in meta.json.
@@ -154,7 +150,8 @@ pub enum Counting {
         module: String,
         through: Vec<String>,
     },
-    /// A loadable module that uses none of them.
+    /// A loadable module that uses none of them: not known to count (its zeros may mean
+    /// nothing; a counter that moves shows it counts after all).
     No { driver: String },
     /// Cannot be told (built in: no module links to follow; no driver bound).
     Unknown { why: String },
@@ -192,9 +189,10 @@ impl Counting {
                 )
             }
             Counting::No { driver } => format!(
-                "does not count: the host driver {driver} uses none of {} (the \
+                "not known to count: the host driver {driver} uses none of {} (the \
                  mmc_debugfs_err_stats_inc() callers of Linux 6.12 and 7.2, \
-                 src/evidence/err_stats.rs); only the core's tuning errors are counted",
+                 src/evidence/err_stats.rs); only the core's tuning errors are counted for \
+                 certain",
                 module_names()
             ),
             Counting::Unknown { why } => format!("unknown: {why}"),
@@ -443,19 +441,10 @@ mod tests {
     fn a_module_of_the_list_counts_itself() {
         let (_dir, host) = tree("cqhci-host", Some(("cqhci", true)), &[]);
         assert!(matches!(counting(&host), Counting::Yes { through, .. } if through == ["cqhci"]));
-        let (_dir, host) = tree("emmcsim", Some(("emmcsim", true)), &[]);
-        let text = counting(&host).text();
-        assert!(
-            text.starts_with(
-                "counts: the host driver emmcsim counts them: its module emmcsim calls it \
-                 (testbed/emmcsim/emmcsim.h"
-            ),
-            "{text}"
-        );
     }
 
     #[test]
-    fn a_module_using_none_of_them_does_not_count_and_built_in_cannot_be_told() {
+    fn a_module_using_none_of_them_is_not_known_to_count_and_built_in_cannot_be_told() {
         let (_dir, host) = tree("dw_mmc", Some(("dw_mmc", true)), &[("sdhci", "other")]);
         let c = counting(&host);
         assert_eq!(
@@ -466,7 +455,7 @@ mod tests {
         );
         assert!(c
             .text()
-            .starts_with("does not count: the host driver dw_mmc"));
+            .starts_with("not known to count: the host driver dw_mmc uses none of sdhci,"));
         let (_dir, host) = tree("sdhci-x", Some(("sdhci_x", false)), &[]);
         assert!(matches!(counting(&host), Counting::Unknown { why } if why.contains("built in")));
         let (_dir, host) = tree("sdhci-x", None, &[]);

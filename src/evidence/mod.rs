@@ -51,7 +51,7 @@ pub struct EvidenceMeta {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub err_stats: String,
     /// Whether the host's driver counts errors there ([`err_stats::Counting::text`]:
-    /// `counts: ...`, `does not count: ...`, `unknown: ...`).
+    /// `counts: ...`, `not known to count: ...`, `unknown: ...`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub err_stats_counting: String,
 }

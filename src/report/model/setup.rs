@@ -51,7 +51,7 @@ pub struct HostErrors {
     /// meta.json `evidence.err_stats`: the file read, or why none was (`none: ...`,
     /// `unavailable: ...`, `off ...`).
     pub source: String,
-    /// meta.json `evidence.err_stats_counting` (`counts: ...`, `does not count: ...`,
+    /// meta.json `evidence.err_stats_counting` (`counts: ...`, `not known to count: ...`,
     /// `unknown: ...`; empty when not recorded).
     pub counting: String,
     /// Runs whose counters were read, and those of them with counts.

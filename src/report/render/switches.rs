@@ -115,41 +115,42 @@ fn counts_text(counts: &[(String, u64)]) -> String {
 }
 
 /// The host's error counters: the runs (and switches) where they counted up, or that none
-/// did, or that the host's driver counts nothing (its zeros mean nothing), or why they
-/// were not read.
+/// did, then whether the host's driver counts them: known to, not known to (its zeros
+/// may mean nothing, and what counted up shows it counts after all), or cannot be told;
+/// or why they were not read.
 pub fn errors_lines(e: &HostErrors) -> (String, Vec<String>) {
     let mut lines = Vec::new();
     let source = e.source.as_str();
     let not_read = ["none:", "unavailable:", "off"]
         .iter()
         .any(|p| source.starts_with(p));
+    // `not known to count: the host driver X uses none of ...` (`does not count: ` in
+    // results recorded before the wording changed): X, and what it uses.
+    let not_known = ["not known to count: ", "does not count: "]
+        .iter()
+        .find_map(|p| e.counting.strip_prefix(p))
+        .map(|why| {
+            let rest = why.strip_prefix("the host driver ").unwrap_or(why);
+            rest.split_once(' ').unwrap_or((rest, ""))
+        });
     if not_read {
         lines.push(format!("not read: {source}"));
-    } else if let Some(why) = e.counting.strip_prefix("does not count: ") {
-        // `the host driver X uses none of ...`: X, and what it uses.
-        let rest = why.strip_prefix("the host driver ").unwrap_or(why);
-        let (driver, uses) = rest.split_once(' ').unwrap_or((rest, ""));
-        lines.push(format!(
-            "the host driver {driver} does not count errors in err_stats (it {uses})"
-        ));
+    } else if let Some((driver, uses)) = not_known {
+        lines.extend(counted_lines(e));
+        if e.runs.is_empty() && e.switches.is_empty() {
+            lines.push(format!(
+                "none counted in {} runs, but the host driver {driver} is not known to count \
+                 errors in err_stats (it {uses}): these zeros may mean nothing",
+                e.runs_read
+            ));
+        } else {
+            lines.push(format!(
+                "seen counting: the host driver {driver} counted these, though mmcab does not \
+                 know it to count (it {uses}): runs without a count may still have had errors"
+            ));
+        }
     } else {
-        for c in &e.runs {
-            lines.push(format!(
-                "run {} ({}, {}): {}",
-                c.run,
-                c.config,
-                c.workload,
-                counts_text(&c.counts)
-            ));
-        }
-        for c in &e.switches {
-            lines.push(format!(
-                "the switch to {} before run {}: {}",
-                c.config,
-                c.run,
-                counts_text(&c.counts)
-            ));
-        }
+        lines.extend(counted_lines(e));
         if e.runs.is_empty() && e.switches.is_empty() {
             lines.push(format!("none counted in {} runs", e.runs_read));
         }
@@ -165,6 +166,28 @@ pub fn errors_lines(e: &HostErrors) -> (String, Vec<String>) {
         "Host errors (debugfs err_stats, what counted up in each run):".into(),
         lines,
     )
+}
+
+/// A line per run, then per switch, whose counters counted up.
+fn counted_lines(e: &HostErrors) -> Vec<String> {
+    let runs = e.runs.iter().map(|c| {
+        format!(
+            "run {} ({}, {}): {}",
+            c.run,
+            c.config,
+            c.workload,
+            counts_text(&c.counts)
+        )
+    });
+    let switches = e.switches.iter().map(|c| {
+        format!(
+            "the switch to {} before run {}: {}",
+            c.config,
+            c.run,
+            counts_text(&c.counts)
+        )
+    });
+    runs.chain(switches).collect()
 }
 
 #[cfg(test)]
@@ -234,8 +257,8 @@ mod tests {
 
     #[test]
     fn host_errors_in_words() {
-        let counts = "counts: the host driver emmcsim counts them: its module emmcsim calls it \
-                      (testbed/emmcsim/emmcsim.h, ...)";
+        let counts = "counts: the host driver sdhci-aspeed counts them: its module \
+                      sdhci_of_aspeed uses sdhci, which calls it (...)";
         let run = Counted {
             run: 3,
             config: "bw4".into(),
@@ -245,7 +268,7 @@ mod tests {
                 ("Command Timeout Occurred".into(), 2),
             ],
         };
-        let (title, lines) = errors_lines(&errors(counts, vec![run]));
+        let (title, lines) = errors_lines(&errors(counts, vec![run.clone()]));
         assert_eq!(
             title,
             "Host errors (debugfs err_stats, what counted up in each run):"
@@ -256,20 +279,37 @@ mod tests {
         );
         assert_eq!(
             lines[1],
-            "the host driver emmcsim counts them: its module emmcsim calls it \
-             (testbed/emmcsim/emmcsim.h, ...)"
+            "the host driver sdhci-aspeed counts them: its module sdhci_of_aspeed uses sdhci, \
+             which calls it (...)"
         );
         let (_, lines) = errors_lines(&errors(counts, Vec::new()));
         assert_eq!(lines[0], "none counted in 6 runs");
-        let no = "does not count: the host driver dw_mmc uses none of sdhci, cqhci (...)";
+        let no = "not known to count: the host driver dw_mmc uses none of sdhci, cqhci (...)";
         let (_, lines) = errors_lines(&errors(no, Vec::new()));
         assert_eq!(
             lines,
             [
-                "the host driver dw_mmc does not count errors in err_stats (it uses none of \
-                 sdhci, cqhci (...))"
+                "none counted in 6 runs, but the host driver dw_mmc is not known to count \
+                 errors in err_stats (it uses none of sdhci, cqhci (...)): these zeros may \
+                 mean nothing"
             ]
         );
+        // A driver not known to count that counted: its counts, and that it was seen.
+        let (_, lines) = errors_lines(&errors(no, vec![run]));
+        assert_eq!(
+            lines,
+            [
+                "run 3 (bw4, seq-write): Data CRC Errors Occurred 1, Command Timeout \
+                 Occurred 2",
+                "seen counting: the host driver dw_mmc counted these, though mmcab does not \
+                 know it to count (it uses none of sdhci, cqhci (...)): runs without a count \
+                 may still have had errors"
+            ]
+        );
+        // Results recorded with the older wording read the same.
+        let old_no = no.replace("not known to count: ", "does not count: ");
+        let (_, old_lines) = errors_lines(&errors(&old_no, Vec::new()));
+        assert!(old_lines[0].starts_with("none counted in 6 runs, but"));
         let mut old = errors("", Vec::new());
         old.source = "none: this kernel has no /sys/kernel/debug/mmc0/err_stats".into();
         let (_, lines) = errors_lines(&old);
