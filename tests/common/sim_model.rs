@@ -407,3 +407,62 @@ impl Tuning {
         self.tuning_ns + self.cmds * (timing.command(bus) + bus.data_ns(block, 1.0))
     }
 }
+
+/// What a model of mmc_test's transfer leaves out, for showing that the check against
+/// the card would catch it ([`Timing::mmc_test_ns`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmcTestModel {
+    /// The commands mmc_test sends (below).
+    Right,
+    /// Forgets the CMD13 after each transfer.
+    NoStatus,
+    /// Forgets the CMD12 that ends a multi-block transfer.
+    NoStop,
+}
+
+impl Timing {
+    /// The card's time for one transfer of mmc_test's consecutive read or write tests
+    /// (tests 30 and 31 of Linux 6.12 and 7.x), ns. drivers/mmc/core/mmc_test.c:
+    /// `mmc_test_seq_read_perf()`/`_write_perf()` call `mmc_test_area_io()` once per
+    /// transfer, which ends in `mmc_test_simple_transfer()`: one request built by
+    /// `mmc_test_prepare_mrq()` with no `sbc` (its `mrq` has none, so
+    /// `mmc_test_prepare_sbc()` sets none: no CMD23 even where host and card take it):
+    /// CMD17/CMD24 for one block, else CMD18/CMD25 with a CMD12 stop (R1b), which the
+    /// simulated host sends for an open-ended transfer (testbed/emmcsim/host.c,
+    /// `emmcsim_execute()`); then `mmc_test_wait_busy()`, one CMD13 (the card's busy is
+    /// inside the write's time, so the first status is ready). Reads start at the test
+    /// area's start plus a multiple of their size, so the first page's part is the
+    /// same as the block layer's ([`Timing::first_page_ns`]).
+    pub fn mmc_test_ns(&self, write: bool, bytes: f64, bus: &Bus, model: MmcTestModel) -> f64 {
+        let multi = bytes > 512.0;
+        let mut commands = 3.0;
+        if !multi || model == MmcTestModel::NoStop {
+            commands -= 1.0;
+        }
+        if model == MmcTestModel::NoStatus {
+            commands -= 1.0;
+        }
+        let kib = bytes / 1024.0;
+        let data = if write {
+            self.write_access_ns + kib * self.program_ns_per_kib
+        } else {
+            self.read_access_ns + self.first_page_ns(bytes) + kib * self.read_ns_per_kib
+        };
+        commands * self.command(bus) + data + bus.sectors_ns(bytes / 512.0)
+    }
+
+    /// The predicted time of one mmc_test transfer, ns: [`Timing::mmc_test_ns`] of this
+    /// set minus the zero card's, plus the time per transfer the zero card measured
+    /// (mmc_test's own part: same kernel, bus, test and size).
+    pub fn predict_mmc_test(
+        &self,
+        write: bool,
+        bytes: f64,
+        bus: &Bus,
+        model: MmcTestModel,
+        zero_measured_ns: f64,
+    ) -> f64 {
+        self.mmc_test_ns(write, bytes, bus, model) - ZERO.mmc_test_ns(write, bytes, bus, model)
+            + zero_measured_ns
+    }
+}

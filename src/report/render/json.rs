@@ -29,6 +29,9 @@ pub struct Json<'a> {
     correction: Option<Correction>,
     tests: usize,
     boots: Option<JsonBoots<'a>>,
+    /// mmc_test beside the block layer (plans with `engine = "mmc_test"` only).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    mmc_test: Vec<super::mmc_test::JsonRow<'a>>,
 }
 
 /// [`Boots`] with its calibration described as the header describes it.
@@ -58,6 +61,7 @@ pub fn view(report: &Report) -> Json<'_> {
             sides: &b.sides,
             calibration: b.calibration.as_ref().map(header::calibration_text),
         }),
+        mmc_test: super::mmc_test::json_rows(report),
     }
 }
 

@@ -13,6 +13,27 @@ use crate::report::model::mmc_test::BesideRow;
 use crate::report::model::Report;
 use crate::units::format_size;
 
+/// One row of report.json's `mmc_test`: the row's fields and the block layer's share.
+#[derive(Debug, serde::Serialize)]
+pub struct JsonRow<'a> {
+    #[serde(flatten)]
+    row: &'a BesideRow,
+    /// The I/O's latency less its traced request time, us (null without a trace).
+    block_us: Option<f64>,
+}
+
+/// report.json's `mmc_test` rows (empty without mmc_test: the key is left out).
+pub fn json_rows(report: &Report) -> Vec<JsonRow<'_>> {
+    report
+        .mmc_test
+        .iter()
+        .map(|row| JsonRow {
+            row,
+            block_us: row.block_share_us(),
+        })
+        .collect()
+}
+
 /// What mmc_test sends, in the report's words.
 pub const MMC_TEST_COMMANDS: &str = "CMD18/CMD25 ended by CMD12 (no CMD23), a CMD13 \
      after each transfer, no command queue, no block layer";
@@ -162,6 +183,37 @@ mod tests {
         assert_eq!(cols, ["hs200", "read", "4KiB", "110", "190", "155", "35"]);
         assert!(out.contains("CMD13 after each"), "{out}");
         assert!(out.contains("CMD23 on 100% of multi-block"), "{out}");
+    }
+
+    #[test]
+    fn report_json_carries_the_rows_with_the_block_share_and_leaves_the_key_out_without() {
+        let r = report();
+        let json: serde_json::Value =
+            serde_json::from_str(&crate::report::render::json::render(&r).unwrap()).unwrap();
+        let row = &json["mmc_test"][0];
+        assert_eq!(row["config"], "hs200");
+        assert_eq!(row["direction"], "read");
+        assert_eq!(row["bytes"], 4096);
+        assert_eq!(row["mmc_test"], "seq-read");
+        assert_eq!(row["workload"], "sync-read-4k");
+        assert_eq!(row["mmc_test_us"], 110.4);
+        assert_eq!(row["io_us"], 190.0);
+        assert_eq!(row["request_us"], 155.0);
+        assert_eq!(row["block_us"], 35.0);
+        let none: serde_json::Value =
+            serde_json::from_str(&crate::report::render::json::render(&Report::default()).unwrap())
+                .unwrap();
+        assert!(none.get("mmc_test").is_none(), "{none}");
+        let untraced = Report {
+            mmc_test: vec![BesideRow {
+                request_us: None,
+                ..r.mmc_test[0].clone()
+            }],
+            ..Report::default()
+        };
+        let json: serde_json::Value =
+            serde_json::from_str(&crate::report::render::json::render(&untraced).unwrap()).unwrap();
+        assert!(json["mmc_test"][0]["block_us"].is_null(), "{json}");
     }
 
     #[test]
