@@ -232,18 +232,7 @@ fn a_bus_width_ab_through_mmc_test_is_the_models_difference() {
         (measured - model_us).abs() <= 0.05 * model_us,
         "bus4 - bus8 = {measured:.0} us, model {model_us:.0} us"
     );
-    let dir = run.out_dir.join("ab");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mmcab"))
-        .arg("report")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(dir.join("report/report.txt")).unwrap();
+    let text = report_text(run, "ab");
     let verdict = text
         .lines()
         .find(|l| l.trim_start().starts_with("bus4 vs A:"))
@@ -380,12 +369,10 @@ fn consecutive_reads_and_writes_are_the_model_on_7x() {
     seq_within_the_model(boot_7(), "7.x");
 }
 
-/// The report of the defaults' run (`/out/card`): "mmc_test beside the block layer" has
-/// mmc_test's time per transfer, the sync engine's and the block layer's share from the
-/// trace at 4 KiB and 512 KiB, reads and writes; the share is positive, and at 512 KiB
-/// mmc_test, which skips the block layer, is the faster.
-fn report_sets_mmc_test_beside_sync(run: &GuestRun, kernel: &str) {
-    let dir = run.out_dir.join("card");
+/// `mmcab report` on the host of the guest's results directory `/out/<case>`: its
+/// report.txt.
+fn report_text(run: &GuestRun, case: &str) -> String {
+    let dir = run.out_dir.join(case);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mmcab"))
         .arg("report")
         .arg(&dir)
@@ -393,10 +380,18 @@ fn report_sets_mmc_test_beside_sync(run: &GuestRun, kernel: &str) {
         .unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "{case}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = std::fs::read_to_string(dir.join("report/report.txt")).unwrap();
+    std::fs::read_to_string(dir.join("report/report.txt")).unwrap()
+}
+
+/// The report of the defaults' run (`/out/card`): "mmc_test beside the block layer" has
+/// mmc_test's time per transfer, the sync engine's and the block layer's share from the
+/// trace at 4 KiB and 512 KiB, reads and writes; the share is positive, and at 512 KiB
+/// mmc_test, which skips the block layer, is the faster.
+fn report_sets_mmc_test_beside_sync(run: &GuestRun, kernel: &str) {
+    let text = report_text(run, "card");
     let start = text
         .find("mmc_test beside the block layer")
         .unwrap_or_else(|| panic!("{kernel}: no mmc_test section\n{text}"));
