@@ -125,18 +125,30 @@ impl MmcBlk {
     }
 
     /// Whether the card is bound to the driver now (`<driver>/<card>` exists).
-    fn bound(&self) -> bool {
+    pub fn bound(&self) -> bool {
         self.driver.join(&self.card).exists()
     }
 
     /// Unbind (when bound: a card left unbound, e.g. by a bind that failed earlier, only
     /// needs binding; unbinding it would fail with ENODEV) and bind.
     fn unbind_and_bind(&self) -> Result<()> {
-        if self.bound() {
-            write_attribute(&self.driver.join("unbind"), &self.card).with_context(|| {
-                format!("unbinding {} from {}", self.card, self.driver.display())
-            })?;
+        self.unbind()?;
+        self.bind()
+    }
+
+    /// Unbind the card from the driver when it is bound (the caller closed its handles
+    /// and checked that nothing holds the disk).
+    pub fn unbind(&self) -> Result<()> {
+        if !self.bound() {
+            return Ok(());
         }
+        write_attribute(&self.driver.join("unbind"), &self.card)
+            .with_context(|| format!("unbinding {} from {}", self.card, self.driver.display()))
+    }
+
+    /// Bind the card to the driver; the caller waits for the disk
+    /// ([`MmcBlk::wait_for_disk`]).
+    pub fn bind(&self) -> Result<()> {
         write_attribute(&self.driver.join("bind"), &self.card).with_context(|| {
             format!(
                 "binding {} to {} again (by hand: {})",

@@ -6,7 +6,7 @@
 //! its results, which the next write and the unbind (`mmc_test_remove`) free.
 
 use crate::device::MmcPaths;
-use crate::knob::mmcblk;
+use crate::knob::mmcblk::MmcBlk;
 use crate::plan::mmc_test::MmcTestCase;
 use crate::workload::mmc_test::output::{self, TestOutput};
 use anyhow::{bail, Context, Result};
@@ -25,8 +25,8 @@ const APPEAR: Duration = Duration::from_secs(5);
 pub struct MmcTestDriver {
     /// `/sys/bus/mmc/drivers/mmc_test`.
     pub driver: PathBuf,
-    /// `/sys/bus/mmc/drivers/mmcblk`.
-    pub blk: PathBuf,
+    /// The card's block driver, which it leaves and comes back to.
+    pub blk: MmcBlk,
     /// `mmc0:0001`.
     pub card: String,
     /// `/sys/kernel/debug/mmc0/mmc0:0001`.
@@ -37,7 +37,7 @@ impl MmcTestDriver {
     pub fn new(paths: &MmcPaths) -> MmcTestDriver {
         MmcTestDriver {
             driver: PathBuf::from(DRIVER_DIR),
-            blk: PathBuf::from(mmcblk::DRIVER_DIR),
+            blk: MmcBlk::new(paths),
             card: paths.card.clone(),
             card_debugfs: paths.card_debugfs.clone(),
         }
@@ -64,21 +64,15 @@ impl MmcTestDriver {
         Ok(())
     }
 
-    fn bound_to(&self, driver: &Path) -> bool {
-        driver.join(&self.card).exists()
-    }
-
     /// Whether the card is bound to mmc_test now.
     pub fn attached(&self) -> bool {
-        self.bound_to(&self.driver)
+        self.driver.join(&self.card).exists()
     }
 
     /// Unbind the card from mmc_block (the caller closed its handles and checked that
     /// nothing holds the disk), bind it to mmc_test, wait for its `test` file.
     pub fn attach(&self) -> Result<()> {
-        if self.bound_to(&self.blk) {
-            write(&self.blk.join("unbind"), &self.card)?;
-        }
+        self.blk.unbind()?;
         if !self.attached() {
             write(&self.driver.join("bind"), &self.card)?;
         }
@@ -104,12 +98,8 @@ impl MmcTestDriver {
         if self.attached() {
             write(&self.driver.join("unbind"), &self.card)?;
         }
-        if !self.bound_to(&self.blk) {
-            write(&self.blk.join("bind"), &self.card).with_context(|| {
-                format!("binding {} to mmc_block again (by hand: {})", self.card, {
-                    self.restore_commands().join("; ")
-                })
-            })?;
+        if !self.blk.bound() {
+            self.blk.bind()?;
         }
         Ok(())
     }
@@ -176,8 +166,8 @@ impl MmcTestDriver {
             ),
             format!(
                 "[ -e {} ] || echo {card} > {}",
-                q(&self.blk.join(&self.card)),
-                q(&self.blk.join("bind"))
+                q(&self.blk.driver.join(&self.card)),
+                q(&self.blk.driver.join("bind"))
             ),
         ]
     }
@@ -197,11 +187,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = MmcTestDriver {
             driver: dir.path().join("mmc_test"),
-            blk: dir.path().join("mmcblk"),
+            blk: MmcBlk {
+                driver: dir.path().join("mmcblk"),
+                card: "mmc0:0001".into(),
+                card_sysfs: dir.path().join("card"),
+                disk: "mmcblk0".into(),
+                dev_node: dir.path().join("mmcblk0"),
+            },
             card: "mmc0:0001".into(),
             card_debugfs: dir.path().join("debug/mmc0/mmc0:0001"),
         };
-        for drv in [&d.driver, &d.blk] {
+        for drv in [&d.driver, &d.blk.driver] {
             std::fs::create_dir_all(drv).unwrap();
             for f in ["bind", "unbind"] {
                 std::fs::write(drv.join(f), "").unwrap();
@@ -226,12 +222,12 @@ mod tests {
     #[test]
     fn attach_unbinds_mmc_block_and_binds_mmc_test() {
         let (_dir, d) = tree();
-        std::fs::create_dir(d.blk.join(&d.card)).unwrap();
+        std::fs::create_dir(d.blk.driver.join(&d.card)).unwrap();
         // The "kernel" answers the bind with the test file.
         std::fs::write(d.card_debugfs.join("test"), "").unwrap();
         d.attach().unwrap();
         assert_eq!(
-            std::fs::read_to_string(d.blk.join("unbind")).unwrap(),
+            std::fs::read_to_string(d.blk.driver.join("unbind")).unwrap(),
             "mmc0:0001\n"
         );
         assert_eq!(
@@ -239,7 +235,7 @@ mod tests {
             "mmc0:0001\n"
         );
         // Detach: mmc_test is bound, mmc_block is not.
-        std::fs::remove_dir(d.blk.join(&d.card)).unwrap();
+        std::fs::remove_dir(d.blk.driver.join(&d.card)).unwrap();
         std::fs::create_dir(d.driver.join(&d.card)).unwrap();
         d.detach().unwrap();
         assert_eq!(
@@ -247,7 +243,7 @@ mod tests {
             "mmc0:0001\n"
         );
         assert_eq!(
-            std::fs::read_to_string(d.blk.join("bind")).unwrap(),
+            std::fs::read_to_string(d.blk.driver.join("bind")).unwrap(),
             "mmc0:0001\n"
         );
     }

@@ -13,7 +13,6 @@ pub mod driver;
 use super::device_state::Observer;
 use super::reopen::TargetSlot;
 use super::Session;
-use crate::knob::mmcblk::MmcBlk;
 use crate::plan::workload::WorkloadSpec;
 use crate::workload::io_error::{IoFailure, IoOp};
 use crate::workload::mmc_test::{self as engine, output::TestOutput};
@@ -38,7 +37,7 @@ pub(super) fn run(
     let (_, case) = engine::job_of(spec).map_err(other)?;
     let driver = MmcTestDriver::new(paths);
     driver.check_available().map_err(other)?;
-    let blk = MmcBlk::new(paths);
+    let blk = &driver.blk;
     blk.check_not_held()
         .context(
             "engine = \"mmc_test\" unbinds the card's block driver: a system that uses the card \
