@@ -1,10 +1,11 @@
 use super::*;
 
-/// The simulated card booted `hs200=1` (testbed/emmcsim: CARD_TYPE HS_26 | HS_52 |
-/// HS200_1_8V; the host's words as Linux 6.12.95 printed them).
-const SIM_CAPS: u32 = 0x4000_0343;
-const SIM_CAPS2: u32 = 0x0028_0020;
-const SIM_CARD: u8 = 0x13;
+/// An eMMC with HS200 at 1.8 V (CARD_TYPE HS_26 | HS_52 | HS200_1_8V) on an 8-bit host
+/// offering HS and HS200 but no DDR, its words as Linux 6.12.95 printed them for such a
+/// host (caps2: HS200_1_8V_SDR, NO_SDIO and NO_SD).
+const HS200_CAPS: u32 = 0x4000_0343;
+const HS200_CAPS2: u32 = 0x0028_0020;
+const HS200_CARD: u8 = 0x13;
 /// QEMU's emulated eMMC (CARD_TYPE 0x03) at 8 bits on Linux 7.2.13.
 const QEMU_CAPS: u32 = 0x4000_014f;
 const QEMU_CAPS2: u32 = 0x0002_0000;
@@ -48,7 +49,7 @@ fn the_testbed_hosts_come_up_in_the_mode_the_core_chose() {
     // Seen: the simulated card at 200 MHz in "mmc HS200", QEMU's at 52 MHz in
     // "mmc high-speed" (tests/fixtures/qemu-emmc/cap-linux7-bus8.txt).
     assert_eq!(
-        chosen_mode(&inputs(SIM_CAPS, SIM_CAPS2, SIM_CARD, 8)).0,
+        chosen_mode(&inputs(HS200_CAPS, HS200_CAPS2, HS200_CARD, 8)).0,
         SpeedMode::Hs200
     );
     assert_eq!(
@@ -58,15 +59,15 @@ fn the_testbed_hosts_come_up_in_the_mode_the_core_chose() {
     // Clearing the HS200 bits took 6.12 to "mmc high-speed" (0x00280020 -> 0x00280000).
     let (caps, caps2) = caps_for_mode(
         SpeedMode::Hs,
-        (SIM_CAPS, SIM_CAPS2),
-        (SIM_CAPS, SIM_CAPS2),
-        SIM_CARD,
+        (HS200_CAPS, HS200_CAPS2),
+        (HS200_CAPS, HS200_CAPS2),
+        HS200_CARD,
         false,
     )
     .unwrap();
-    assert_eq!((caps, caps2), (SIM_CAPS, 0x0028_0000));
+    assert_eq!((caps, caps2), (HS200_CAPS, 0x0028_0000));
     assert_eq!(
-        chosen_mode(&inputs(caps, caps2, SIM_CARD, 8)).0,
+        chosen_mode(&inputs(caps, caps2, HS200_CARD, 8)).0,
         SpeedMode::Hs
     );
 }
@@ -125,8 +126,8 @@ fn a_mode_is_its_bits_exactly() {
 
 #[test]
 fn setting_a_bit_the_host_did_not_come_up_with_needs_force() {
-    let words = (SIM_CAPS, SIM_CAPS2);
-    let card = SIM_CARD | CARD_TYPE_DDR_1_8V | CARD_TYPE_HS400_1_8V;
+    let words = (HS200_CAPS, HS200_CAPS2);
+    let card = HS200_CARD | CARD_TYPE_DDR_1_8V | CARD_TYPE_HS400_1_8V;
     let err = caps_for_mode(SpeedMode::Ddr52, words, words, card, false).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -143,7 +144,7 @@ fn setting_a_bit_the_host_did_not_come_up_with_needs_force() {
             err,
             Refusal::Host {
                 word: Word::Caps2,
-                value: SIM_CAPS2,
+                value: HS200_CAPS2,
                 ..
             }
         ),
@@ -156,9 +157,9 @@ fn setting_a_bit_the_host_did_not_come_up_with_needs_force() {
     );
     // Narrowing from what the host came up with is allowed after another mode: the
     // original words decide, not those of the mode switched to before.
-    let now = caps_for_mode(SpeedMode::Legacy, words, words, SIM_CARD, false).unwrap();
+    let now = caps_for_mode(SpeedMode::Legacy, words, words, HS200_CARD, false).unwrap();
     assert_eq!(
-        caps_for_mode(SpeedMode::Hs200, words, now, SIM_CARD, false),
+        caps_for_mode(SpeedMode::Hs200, words, now, HS200_CARD, false),
         Ok(words)
     );
 }
@@ -174,7 +175,7 @@ fn a_mode_the_card_cannot_do_is_refused_even_with_force() {
              HS200_1_2V (bit 5)"
         );
     }
-    let err = caps_for_mode(SpeedMode::Hs400, words, words, SIM_CARD, true).unwrap_err();
+    let err = caps_for_mode(SpeedMode::Hs400, words, words, HS200_CARD, true).unwrap_err();
     assert!(
         err.to_string()
             .contains("none of HS400_1_8V (bit 6), HS400_1_2V (bit 7)"),
@@ -240,8 +241,8 @@ fn debugfs_takes_the_speed_bits_from_6_7_and_the_bus_bits_from_6_19() {
 
 #[test]
 fn verdicts_on_the_testbed() {
-    let sim = inputs(SIM_CAPS, SIM_CAPS2, SIM_CARD, 8);
-    let v = verdicts(&sim, Some(SpeedMode::Hs200), Some((6, 12)));
+    let hs200 = inputs(HS200_CAPS, HS200_CAPS2, HS200_CARD, 8);
+    let v = verdicts(&hs200, Some(SpeedMode::Hs200), Some((6, 12)));
     let of = |mode| v.iter().find(|(m, _)| *m == mode).unwrap().1.clone();
     assert_eq!(of(SpeedMode::Hs200), Verdict::Current);
     assert_eq!(of(SpeedMode::Hs), Verdict::Offered);
@@ -249,11 +250,11 @@ fn verdicts_on_the_testbed() {
     assert!(matches!(of(SpeedMode::Ddr52), Verdict::No(why) if why.contains("cannot do ddr52")));
     assert!(matches!(of(SpeedMode::Hs400), Verdict::No(why) if why.contains("HS400_1_8V")));
     // A DDR-capable card on a host that came up without DDR: --force.
-    let ddr = inputs(SIM_CAPS, SIM_CAPS2, SIM_CARD | CARD_TYPE_DDR_1_8V, 8);
+    let ddr = inputs(HS200_CAPS, HS200_CAPS2, HS200_CARD | CARD_TYPE_DDR_1_8V, 8);
     let v = verdicts(&ddr, Some(SpeedMode::Hs200), Some((7, 2)));
     assert!(matches!(v[2].1, Verdict::NeedsForce(Refusal::Host { .. })));
     // Before 6.7 nothing but the current mode.
-    let v = verdicts(&sim, Some(SpeedMode::Hs200), Some((6, 1)));
+    let v = verdicts(&hs200, Some(SpeedMode::Hs200), Some((6, 1)));
     assert!(matches!(&v[1].1, Verdict::No(why) if why.contains("across boots")));
     // hs400 on a 4-bit bus names the fallback.
     let full4 = inputs(FULL_CAPS, FULL_CAPS2, FULL_CARD, 4);
