@@ -245,14 +245,9 @@ pub fn dry_run_warnings(session: &Session, opts: &RunOptions) -> Vec<String> {
 /// the run's own error says it; None for a target that is no MMC block device (the run
 /// says that one) and for the knobs a plan declares (their commands are not run).
 fn unavailable_knob(session: &Session, force: bool) -> Option<String> {
-    let is_mmc = fs::metadata(&session.target).is_ok_and(|m| m.file_type().is_block_device())
-        && Path::new(&session.target)
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("mmcblk"));
-    if !is_mmc {
-        return None;
-    }
-    let observer = super::device_state::Observer::open(&session.target, true).ok()?;
+    // Observer::open tells an MMC block device (by its kernel name) and reads its paths.
+    let observer = super::device_state::Observer::open(&session.target, false).ok()?;
+    observer.env.as_ref()?;
     let mut names: Vec<&String> = Vec::new();
     for config in &session.configs {
         for name in config.knobs.keys() {
