@@ -22,26 +22,13 @@ pub fn build(dir: &ResultsDir, configs: &[String]) -> Vec<BesideRow> {
     let Ok(plan) = dir.meta.plan_text.parse::<Plan>() else {
         return Vec::new();
     };
-    let single =
-        |w: &WorkloadSpec| -> Option<JobSpec> { (w.job.len() == 1).then(|| w.job[0].clone()) };
-    let tests: Vec<(&WorkloadSpec, JobSpec)> = plan
+    // The one-job workloads: those that ran mmc_test, and the block-layer ones.
+    let (tests, blocks): (Vec<(&WorkloadSpec, &JobSpec)>, Vec<_>) = plan
         .workload
         .iter()
-        .filter_map(|w| {
-            single(w)
-                .filter(|j| j.engine == Engine::MmcTest)
-                .map(|j| (w, j))
-        })
-        .collect();
-    let blocks: Vec<(&WorkloadSpec, JobSpec)> = plan
-        .workload
-        .iter()
-        .filter_map(|w| {
-            single(w)
-                .filter(|j| j.engine != Engine::MmcTest)
-                .map(|j| (w, j))
-        })
-        .collect();
+        .filter(|w| w.job.len() == 1)
+        .map(|w| (w, &w.job[0]))
+        .partition(|(_, j)| j.engine == Engine::MmcTest);
     let mut rows = Vec::new();
     for config in configs {
         for (w, job) in &blocks {
@@ -134,16 +121,10 @@ fn measured<'a>(
         .filter(move |r| !r.warmup && r.config == config && r.direction == direction)
 }
 
-/// Mean of the finite values; NaN when there are none.
+/// Mean of the finite values ([`crate::stats::mean`]); NaN when there are none.
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    let (sum, n) = values
-        .filter(|v| v.is_finite())
-        .fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-    if n == 0 {
-        f64::NAN
-    } else {
-        sum / n as f64
-    }
+    let finite: Vec<f64> = values.filter(|v| v.is_finite()).collect();
+    crate::stats::mean(&finite)
 }
 
 #[cfg(test)]
