@@ -1,17 +1,19 @@
 //! The mmc_test engine (`engine = "mmc_test"`, docs/plans.md "mmc_test") in one boot of
-//! Linux 6.12 (and, for the whole plan only, one of 7.x) with the simulated card and the kernel's mmc_test.ko (`testbed/run
-//! --mmc-test`), tests/fixtures/mmctest/stops.sh: a plan of sync reads and mmc_test's
+//! Linux 6.12 (and, for the whole plan, the model and the A/B, one of 7.x) with the
+//! simulated card and the kernel's mmc_test.ko (`testbed/run --mmc-test`),
+//! tests/fixtures/mmctest/stops.sh: a plan of sync reads and mmc_test's
 //! single-transfer reads (test 27, about a second a run) run whole; stopped by SIGTERM
 //! while mmc_test holds the card in the second repetition; killed by SIGKILL there and
 //! put back by restore.sh; failed by a bad spot over mmc_test's test area; refused while
 //! another process holds the disk. Each leaves mmc_block bound and /dev/mmcblk0 back,
 //! and every finished run in runs.csv.
 //!
-//! tests/fixtures/mmctest/model.sh (one `--icount 1` boot of 6.12, and in the 7.x boot):
-//! mmc_test's consecutive reads and writes (tests 30 and 31) on the zero card and on
-//! the defaults against the model of the commands mmc_test sends
-//! (`sim_model::Timing::mmc_test_ns`), and the report's "mmc_test beside the block
-//! layer" with the sync engine's traced runs (docs/mmc-test.md, "Against the simulated
+//! tests/fixtures/mmctest/model.sh (in the 7.x boot; `MMCAB_MMCTEST_MODEL_KERNEL=6.12`
+//! gives it a 6.12 boot of its own, as bench/mmctest-model does): mmc_test's
+//! consecutive reads and writes (tests 30 and 31) on the zero card and on the defaults
+//! against the model of the commands mmc_test sends (`sim_model::Timing::mmc_test_ns`),
+//! and the report's "mmc_test beside the block layer" with the sync engine's traced
+//! runs beside mmc_test's single transfers (docs/mmc-test.md, "Against the simulated
 //! card's model").
 
 use crate::common::sim_model::{Bus, MmcTestModel, Mode, Timing, DEFAULTS};
@@ -240,13 +242,25 @@ fn a_bus_width_ab_through_mmc_test_is_the_models_difference() {
     assert!(verdict.trim_end().ends_with("slower"), "{text}");
 }
 
-/// 6.12 with `--icount 1`: tests/fixtures/mmctest/model.sh only.
-fn boot_model_612() -> &'static GuestRun {
+/// The kernel of the model check and the report's check: `MMCAB_MMCTEST_MODEL_KERNEL`,
+/// 7.x unless told (`6.12` or `7`). CI checks 7.x, whose boot also has the whole plan and
+/// the A/B; bench/mmctest-model runs both kernels (bench/MMCTEST-MODEL.md).
+fn model_kernel() -> String {
+    std::env::var("MMCAB_MMCTEST_MODEL_KERNEL").unwrap_or_else(|_| "7".into())
+}
+
+/// The boot with tests/fixtures/mmctest/model.sh of [`model_kernel`] with `--icount 1`:
+/// 7.x's shared boot, or one of model.sh only.
+fn model_boot() -> (&'static GuestRun, String) {
     static RUN: OnceLock<GuestRun> = OnceLock::new();
-    RUN.get_or_init(|| {
+    let kernel = model_kernel();
+    if kernel == "7" {
+        return (boot_7(), "7.x".into());
+    }
+    let run = RUN.get_or_init(|| {
         let script = testbed::repo_root().join("tests/fixtures/mmctest/model.sh");
-        let run = testbed::Guest::new("mmctest_model_6.12")
-            .kernel("6.12")
+        let run = testbed::Guest::new(&format!("mmctest_model_{kernel}"))
+            .kernel(&kernel)
             .card("sim")
             .icount(1)
             .mmc_test()
@@ -254,7 +268,8 @@ fn boot_model_612() -> &'static GuestRun {
             .run(&std::fs::read_to_string(script).unwrap());
         run.assert_success();
         run
-    })
+    });
+    (run, kernel)
 }
 
 /// Mean over the measured runs of `<case>/runs.csv` of `workload`'s `job` row, its
@@ -359,14 +374,9 @@ fn seq_within_the_model(run: &GuestRun, kernel: &str) {
 
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
-fn consecutive_reads_and_writes_are_the_model_on_6_12() {
-    seq_within_the_model(boot_model_612(), "6.12");
-}
-
-#[test]
-#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
-fn consecutive_reads_and_writes_are_the_model_on_7x() {
-    seq_within_the_model(boot_7(), "7.x");
+fn consecutive_reads_and_writes_are_the_model() {
+    let (run, kernel) = model_boot();
+    seq_within_the_model(run, &kernel);
 }
 
 /// `mmcab report` on the host of the guest's results directory `/out/<case>`: its
@@ -421,10 +431,9 @@ fn report_sets_mmc_test_beside_sync(run: &GuestRun, kernel: &str) {
                 block > 0.0 && request > 0.0,
                 "{kernel} {dir} {size}\n{text}"
             );
-            // At 512 KiB mmc_test, without the block layer, is the faster. At 4 KiB this
-            // run's mmc_test is not: its runs are traced too, two requests a transfer
-            // (the CMD13 is its own), and under icount the trace reader's instructions
-            // on the other CPU are guest time (model.sh; docs/mmc-test.md).
+            // At 512 KiB mmc_test, without the block layer, is the faster. At 4 KiB
+            // either may be: mmc_test's CMD13 after each transfer, a request of its own,
+            // costs about as much as the block layer's share (docs/mmc-test.md).
             if size == "512KiB" {
                 assert!(mmc_test < io, "{kernel} {dir} {size}\n{text}");
             }
@@ -434,12 +443,7 @@ fn report_sets_mmc_test_beside_sync(run: &GuestRun, kernel: &str) {
 
 #[test]
 #[ignore = "needs root and the QEMU testbed (testbed/setup)"]
-fn the_report_sets_mmc_test_beside_sync_on_6_12() {
-    report_sets_mmc_test_beside_sync(boot_model_612(), "6.12");
-}
-
-#[test]
-#[ignore = "needs root and the QEMU testbed (testbed/setup)"]
-fn the_report_sets_mmc_test_beside_sync_on_7x() {
-    report_sets_mmc_test_beside_sync(boot_7(), "7.x");
+fn the_report_sets_mmc_test_beside_sync() {
+    let (run, kernel) = model_boot();
+    report_sets_mmc_test_beside_sync(run, &kernel);
 }
