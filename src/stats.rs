@@ -324,11 +324,14 @@ pub enum Warning {
         fixed_amount: bool,
     },
     /// Write runs that wrote less than twice the card's stated volatile cache
-    /// (`plan::length`): `bytes` the most any of them wrote.
+    /// (`plan::length`): `bytes` the most any of them wrote; `fixed_amount` as for
+    /// [`Warning::TooShort`].
     InsideCache {
         runs: Vec<u32>,
         bytes: u64,
         cache_bytes: u64,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        fixed_amount: bool,
     },
     /// A write run's rate fell to a lower level part-way and stayed there (a write
     /// buffer, pSLC or cache, filled): found in its series.csv bins.

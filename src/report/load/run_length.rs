@@ -38,8 +38,11 @@ pub fn apply(report: &mut Report, dir: &ResultsDir) {
             row.warnings
                 .extend(too_short(&runs, min_s, dir, fixed_amount));
             if direction == Direction::Write {
-                row.warnings
-                    .extend(inside_cache(&runs, cache_bytes(dir, &row.config)));
+                row.warnings.extend(inside_cache(
+                    &runs,
+                    cache_bytes(dir, &row.config),
+                    fixed_amount,
+                ));
                 if !buffered {
                     row.warnings.extend(write_knee(&runs, &dir.series));
                 }
@@ -66,7 +69,7 @@ fn too_short(
     })
 }
 
-fn inside_cache(runs: &[&RunRow], cache_bytes: u64) -> Option<Warning> {
+fn inside_cache(runs: &[&RunRow], cache_bytes: u64, fixed_amount: bool) -> Option<Warning> {
     let inside: Vec<&RunRow> = runs
         .iter()
         .copied()
@@ -77,6 +80,7 @@ fn inside_cache(runs: &[&RunRow], cache_bytes: u64) -> Option<Warning> {
         runs: inside.iter().map(|r| r.run).collect(),
         bytes,
         cache_bytes,
+        fixed_amount,
     })
 }
 
@@ -185,16 +189,17 @@ mod tests {
     #[test]
     fn writes_under_twice_the_cache_are_named() {
         let (a, b) = (row(2, 1.0, 8 << 20), row(4, 1.0, 512 << 20));
-        let w = inside_cache(&[&a, &b], 64 << 20).unwrap();
+        let w = inside_cache(&[&a, &b], 64 << 20, false).unwrap();
         assert_eq!(
             w,
             Warning::InsideCache {
                 runs: vec![2],
                 bytes: 8 << 20,
-                cache_bytes: 64 << 20
+                cache_bytes: 64 << 20,
+                fixed_amount: false,
             }
         );
-        assert_eq!(inside_cache(&[&a], 0), None, "no cache stated");
+        assert_eq!(inside_cache(&[&a], 0, false), None, "no cache stated");
     }
 
     #[test]
