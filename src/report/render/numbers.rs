@@ -288,6 +288,13 @@ mod tests {
             "{mmc_test}"
         );
         let json = |w: &Warning| serde_json::to_value(w).unwrap();
+        assert_eq!(json(&short(1, true))["fixed_amount"], true);
+        assert!(json(&short(1, false)).get("fixed_amount").is_none());
+    }
+
+    #[test]
+    fn a_write_inside_the_cache_names_the_fix_its_engine_takes() {
+        let json = |w: &Warning| serde_json::to_value(w).unwrap();
         let cache = |fixed_amount| Warning::InsideCache {
             runs: vec![3],
             bytes: 4 << 20,
@@ -310,7 +317,5 @@ mod tests {
         );
         assert_eq!(json(&cache(true))["fixed_amount"], true);
         assert!(json(&cache(false)).get("fixed_amount").is_none());
-        assert_eq!(json(&short(1, true))["fixed_amount"], true);
-        assert!(json(&short(1, false)).get("fixed_amount").is_none());
     }
 }
