@@ -25,20 +25,23 @@ const APPEAR: Duration = Duration::from_secs(5);
 pub struct MmcTestDriver {
     /// `/sys/bus/mmc/drivers/mmc_test`.
     pub driver: PathBuf,
-    /// The card's block driver, which it leaves and comes back to.
+    /// The card's block driver, which it leaves and comes back to (and the card's
+    /// name, [`MmcTestDriver::card`]).
     pub blk: MmcBlk,
-    /// `mmc0:0001`.
-    pub card: String,
     /// `/sys/kernel/debug/mmc0/mmc0:0001`.
     pub card_debugfs: PathBuf,
 }
 
 impl MmcTestDriver {
+    /// The card's name on the mmc bus: `mmc0:0001`.
+    pub fn card(&self) -> &str {
+        &self.blk.card
+    }
+
     pub fn new(paths: &MmcPaths) -> MmcTestDriver {
         MmcTestDriver {
             driver: PathBuf::from(DRIVER_DIR),
             blk: MmcBlk::new(paths),
-            card: paths.card.clone(),
             card_debugfs: paths.card_debugfs.clone(),
         }
     }
@@ -66,7 +69,7 @@ impl MmcTestDriver {
 
     /// Whether the card is bound to mmc_test now.
     pub fn attached(&self) -> bool {
-        self.driver.join(&self.card).exists()
+        self.driver.join(self.card()).exists()
     }
 
     /// Unbind the card from mmc_block (the caller closed its handles and checked that
@@ -74,7 +77,7 @@ impl MmcTestDriver {
     pub fn attach(&self) -> Result<()> {
         self.blk.unbind()?;
         if !self.attached() {
-            write(&self.driver.join("bind"), &self.card)?;
+            write(&self.driver.join("bind"), self.card())?;
         }
         let start = Instant::now();
         while !self.test_file().exists() {
@@ -83,7 +86,7 @@ impl MmcTestDriver {
                     "{} did not appear within {} s after binding {} to {}: check dmesg",
                     self.test_file().display(),
                     APPEAR.as_secs(),
-                    self.card,
+                    self.card(),
                     self.driver.display()
                 );
             }
@@ -96,7 +99,7 @@ impl MmcTestDriver {
     /// not bound); the caller waits for the disk.
     pub fn detach(&self) -> Result<()> {
         if self.attached() {
-            write(&self.driver.join("unbind"), &self.card)?;
+            write(&self.driver.join("unbind"), self.card())?;
         }
         if !self.blk.bound() {
             self.blk.bind()?;
@@ -157,16 +160,16 @@ impl MmcTestDriver {
     /// message of a failed rebind): each does nothing when it is done already.
     pub fn restore_commands(&self) -> Vec<String> {
         let q = |p: &Path| crate::knob::shell_quote(&p.to_string_lossy());
-        let card = crate::knob::shell_quote(&self.card);
+        let card = crate::knob::shell_quote(self.card());
         vec![
             format!(
                 "[ ! -e {} ] || echo {card} > {}",
-                q(&self.driver.join(&self.card)),
+                q(&self.driver.join(self.card())),
                 q(&self.driver.join("unbind"))
             ),
             format!(
                 "[ -e {} ] || echo {card} > {}",
-                q(&self.blk.driver.join(&self.card)),
+                q(&self.blk.driver.join(self.card())),
                 q(&self.blk.driver.join("bind"))
             ),
         ]
@@ -194,7 +197,6 @@ mod tests {
                 disk: "mmcblk0".into(),
                 dev_node: dir.path().join("mmcblk0"),
             },
-            card: "mmc0:0001".into(),
             card_debugfs: dir.path().join("debug/mmc0/mmc0:0001"),
         };
         for drv in [&d.driver, &d.blk.driver] {
@@ -222,7 +224,7 @@ mod tests {
     #[test]
     fn attach_unbinds_mmc_block_and_binds_mmc_test() {
         let (_dir, d) = tree();
-        std::fs::create_dir(d.blk.driver.join(&d.card)).unwrap();
+        std::fs::create_dir(d.blk.driver.join(d.card())).unwrap();
         // The "kernel" answers the bind with the test file.
         std::fs::write(d.card_debugfs.join("test"), "").unwrap();
         d.attach().unwrap();
@@ -235,8 +237,8 @@ mod tests {
             "mmc0:0001\n"
         );
         // Detach: mmc_test is bound, mmc_block is not.
-        std::fs::remove_dir(d.blk.driver.join(&d.card)).unwrap();
-        std::fs::create_dir(d.driver.join(&d.card)).unwrap();
+        std::fs::remove_dir(d.blk.driver.join(d.card())).unwrap();
+        std::fs::create_dir(d.driver.join(d.card())).unwrap();
         d.detach().unwrap();
         assert_eq!(
             std::fs::read_to_string(d.driver.join("unbind")).unwrap(),
