@@ -27,7 +27,7 @@ name = "r"
 rw = "read"
 bs = "1M"
 size = "128M"
-runtime = "2s"
+runtime = "1s"
 time_based = true
 
 [[workload]]
@@ -39,7 +39,7 @@ bs = "4k"
 size = "128M"
 engine = "io_uring"
 iodepth = 8
-runtime = "2s"
+runtime = "1s"
 time_based = true
 
 [[workload]]
@@ -68,7 +68,7 @@ offset = "32M"
 io_size = "1M"
 "#;
 
-const ROUNDS: usize = 7;
+const ROUNDS: usize = 5;
 /// Allowed distance, in multiples of mmcab's own run-to-run distance.
 const NOISE_FACTOR: f64 = 3.0;
 /// The smallest allowed ratio band (a quiet machine). At RAM speed the rate is bound by
