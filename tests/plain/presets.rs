@@ -90,7 +90,7 @@ fn every_preset_is_data_testbed_run_takes() {
 }
 
 #[test]
-fn sim_help_lists_the_presets_and_an_unknown_one_is_refused() {
+fn sim_help_lists_the_presets_and_an_unknown_one_or_a_card_icount_is_refused() {
     let (code, out, err) = run_script(&["--card", "sim:help"]);
     assert_eq!(code, Some(0), "{err}");
     for name in presets() {
@@ -105,6 +105,14 @@ fn sim_help_lists_the_presets_and_an_unknown_one_is_refused() {
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     assert!(
         err.contains("--card sim:no-such-card: no such preset") && err.contains("pinephone"),
+        "{err}"
+    );
+    // A preset's icount= is the guest CPU; on the command line it is --icount.
+    let (code, _, err) = run_script(&["--card", "sim:pinephone,icount=1", "--", "true"]);
+    assert_eq!(code, Some(125), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("icount is the guest CPU, not a card parameter: pass --icount 1"),
         "{err}"
     );
 }
