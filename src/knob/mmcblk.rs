@@ -322,6 +322,8 @@ mod tests {
                 .status();
             eprintln!("udevadm settle: {settled:?}");
         }
+        // No other test of this process runs losetup while this one lists the holders.
+        let _tools = crate::test_loop_device::loop_tools();
         let own = std::fs::File::open(&node).unwrap();
         let others = open_by_others(&BTreeSet::from([dev]));
         assert!(others.is_empty(), "{others:?}");

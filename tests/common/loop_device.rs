@@ -19,6 +19,17 @@ use std::process::Command;
 
 const MIB: u64 = 1 << 20;
 
+/// Held while this process runs losetup or partx, and by a test that lists the processes
+/// holding its device (src/knob/mmcblk.rs): `losetup --find` opens other loop devices
+/// while it looks for a free one, and a child forked to run it holds this process's
+/// files until its exec, so another test's losetup showed up as a holder.
+pub static LOOP_TOOLS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// [`LOOP_TOOLS`], also after a test that held it panicked.
+pub fn loop_tools() -> std::sync::MutexGuard<'static, ()> {
+    LOOP_TOOLS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub struct LoopDevice {
     /// `/dev/loopN`.
     pub dev: PathBuf,
@@ -55,6 +66,7 @@ impl LoopDevice {
         mbr[511] = 0xaa;
         backing.as_file().write_all_at(&mbr, 0).unwrap();
         let mut dev = LoopDevice::attach(backing);
+        let _tools = loop_tools();
         let ok = Command::new("partx")
             .arg("--add")
             .arg(&dev.dev)
@@ -85,6 +97,7 @@ impl LoopDevice {
     }
 
     fn attach(backing: tempfile::NamedTempFile) -> LoopDevice {
+        let _tools = loop_tools();
         let out = Command::new("losetup")
             .args(["--find", "--show"])
             .arg(backing.path())
@@ -121,6 +134,7 @@ impl LoopDevice {
 
 impl Drop for LoopDevice {
     fn drop(&mut self) {
+        let _tools = loop_tools();
         if self.partitions {
             let _ = Command::new("partx")
                 .arg("--delete")
