@@ -23,7 +23,7 @@ const MIB: u64 = 1 << 20;
 /// holding its device (src/knob/mmcblk.rs): `losetup --find` opens other loop devices
 /// while it looks for a free one, and a child forked to run it holds this process's
 /// files until its exec, so another test's losetup showed up as a holder.
-pub static LOOP_TOOLS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static LOOP_TOOLS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// [`LOOP_TOOLS`], also after a test that held it panicked.
 pub fn loop_tools() -> std::sync::MutexGuard<'static, ()> {
