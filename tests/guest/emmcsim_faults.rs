@@ -7,7 +7,10 @@
 //!   one error line naming the offset and EIO, exit 4, every finished run in runs.csv,
 //!   the knobs restored; `--resume` finishes the plan once the spot is good again;
 //! - one data CRC error that the kernel's retry recovers from: every run finishes (exit
-//!   0) and the report names the failed request (the kernel evidence);
+//!   0) and the report names the failed request (the kernel evidence). mmcblk is
+//!   rebound first: the failed requests before leave their tags in the driver's
+//!   one-block retry mode (docs/kernel-facts.md), which made the count that places the
+//!   error fall in the data check's reads instead, now and then;
 //! - a card that stops answering: the error line says the card does not answer (CMD13
 //!   through debugfs fails), the bus-width restore cannot be done (exit 5) and mmcab
 //!   prints the commands; once the card answers again they restore everything and
