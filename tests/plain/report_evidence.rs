@@ -100,3 +100,33 @@ fn a_directory_without_evidence_reports_as_before() {
     let json = std::fs::read_to_string(out.join("report.json")).expect("json");
     assert!(!json.contains("\"evidence\""));
 }
+
+/// tests/fixtures/results-sim-one-block (see its README): runs with no failed request in
+/// which the driver wrote 2-3 of the 32 writes block by block are named, per config,
+/// with the reason; the run that had the error, and the runs of results-emmc-cmd23, not.
+#[test]
+fn requests_split_into_one_block_ones_with_nothing_failed_are_named() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = copy("results-sim-one-block", tmp.path());
+    let text = report(&dir);
+    let expected = "  ! bw4: 1 requests failed\n\
+        \x20 ! bw4: runs 2, 3 split requests into 512 one-block ones for 64\n\
+        \x20     block-layer I/Os, none failed\n\
+        \x20 ! bw8: runs 4, 5, 6 split requests into 896 one-block ones for 96\n\
+        \x20     block-layer I/Os, none failed\n\
+        \x20 ! after a failed request Linux (6.1 to 7.2) keeps its tag in one-block\n\
+        \x20     retry mode: rebind mmcblk (or reboot) before measuring\n";
+    assert!(text.contains(expected), "{text}");
+    let md = std::fs::read_to_string(dir.join("report/report.md")).expect("report.md");
+    assert!(
+        md.contains("bw8: runs 4, 5, 6 split requests into 896 one-block ones"),
+        "{md}"
+    );
+    let json = std::fs::read_to_string(dir.join("report/report.json")).expect("json");
+    assert!(
+        json.contains("\"one_block_split\": {\n            \"runs\": [\n              4,"),
+        "{json}"
+    );
+    let clean = report(&copy("results-emmc-cmd23", tmp.path()));
+    assert!(!clean.contains("one-block"), "{clean}");
+}

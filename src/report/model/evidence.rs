@@ -47,6 +47,9 @@ pub struct ConfigEvidence {
     pub errors: u64,
     /// Trace events the ring buffer lost in these runs (counts are too low by them).
     pub lost_events: u64,
+    /// Runs in which the driver split requests one block at a time with no error to
+    /// retry ([`OneBlockSplit`]); None when no run did.
+    pub one_block_split: Option<OneBlockSplit>,
     /// Block layer: I/Os per MiB and merges (from the stat deltas).
     pub stat_ios_per_mib: Option<f64>,
     pub stat_merges: Option<u64>,
@@ -55,4 +58,20 @@ pub struct ConfigEvidence {
     pub pack_reqs: Option<u64>,
     /// Request size in bytes -> requests (trace only).
     pub sizes: BTreeMap<u64, u64>,
+}
+
+/// Traced runs of a config with more one-block (512-byte) requests than the block layer
+/// completed I/Os, no failed request and no lost event: the driver split requests into
+/// single blocks on its own. A block-layer I/O is at least one request to the host, so
+/// only a split makes more; without an error in the run, the split is the mmc block
+/// driver's retry mode left on from an earlier error (docs/kernel-facts.md, "One-block
+/// mode after an error"), or legacy reliable writes (FUA on a card without
+/// `WR_REL_PARAM` EN).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OneBlockSplit {
+    pub runs: Vec<u32>,
+    /// One-block requests the host got in those runs.
+    pub requests: u64,
+    /// I/Os the block layer completed in those runs.
+    pub block_ios: u64,
 }

@@ -1,9 +1,9 @@
 //! The kernel evidence in the mail text (a few columns per headline block) and in
 //! report.md (a table per workload x direction with every column).
 
-use super::columns::{ascii, MAX_COLUMNS, NAME_COLUMNS};
-use super::numbers::format_value;
-use crate::report::model::evidence::EvidenceSource;
+use super::columns::{ascii, wrap, MAX_COLUMNS, NAME_COLUMNS};
+use super::numbers::{format_value, runs_text};
+use crate::report::model::evidence::{EvidenceSource, OneBlockSplit};
 use crate::report::model::Report;
 use crate::workload::result::Direction;
 
@@ -104,6 +104,35 @@ pub fn mail_lines(out: &mut String, report: &Report, workload: &str, direction: 
         out.push_str(&line[..line.len().min(MAX_COLUMNS)]);
         out.push('\n');
     }
+    let mut split = false;
+    for r in &block.rows {
+        if let Some(s) = &r.one_block_split {
+            wrap(
+                out,
+                2,
+                4,
+                &format!("! {}: {}", ascii(&r.config), one_block_text(s)),
+            );
+            split = true;
+        }
+    }
+    if split {
+        wrap(out, 2, 4, &format!("! {ONE_BLOCK_WHY}"));
+    }
+}
+
+/// Why a driver splits requests with nothing failed, and what to do.
+const ONE_BLOCK_WHY: &str = "after a failed request Linux (6.1 to 7.2) keeps its tag in \
+     one-block retry mode: rebind mmcblk (or reboot) before measuring";
+
+/// A [`OneBlockSplit`] in a few words.
+fn one_block_text(s: &OneBlockSplit) -> String {
+    format!(
+        "{} split requests into {} one-block ones for {} block-layer I/Os, none failed",
+        runs_text(&s.runs),
+        s.requests,
+        s.block_ios
+    )
 }
 
 /// The markdown section: one table per workload x direction with every column.
@@ -159,6 +188,20 @@ pub fn markdown(report: &Report) -> String {
                 short(r.stat_ios_per_mib),
                 r.stat_merges.map_or("-".into(), |m| m.to_string()),
             ));
+        }
+        let split: Vec<String> = b
+            .rows
+            .iter()
+            .filter_map(|r| {
+                Some(format!(
+                    "{}: {}",
+                    r.config,
+                    one_block_text(r.one_block_split.as_ref()?)
+                ))
+            })
+            .collect();
+        if !split.is_empty() {
+            out.push_str(&format!("\n{}; {ONE_BLOCK_WHY}.\n", split.join("; ")));
         }
     }
     out

@@ -164,7 +164,7 @@ pub fn warning_text(w: &Warning) -> String {
 }
 
 /// `run 3` or `runs 1, 3, 5`.
-fn runs_text(runs: &[u32]) -> String {
+pub(super) fn runs_text(runs: &[u32]) -> String {
     let list: Vec<String> = runs.iter().map(u32::to_string).collect();
     match list.len() {
         1 => format!("run {}", list[0]),
