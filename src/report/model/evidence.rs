@@ -61,11 +61,12 @@ pub struct ConfigEvidence {
 }
 
 /// Traced runs of a config with more one-block (512-byte) requests than the block layer
-/// completed I/Os, no failed request and no lost event: the driver split requests into
+/// completed I/Os (7 more at least, one 4 KiB I/O's worth), no failed request and no
+/// lost event: the driver split requests into
 /// single blocks on its own. A block-layer I/O is at least one request to the host, so
 /// only a split makes more; without an error in the run, the split is the mmc block
 /// driver's retry mode left on from an earlier error (docs/kernel-facts.md, "One-block
-/// mode after an error"), or legacy reliable writes (FUA on a card without
+/// retry mode stays after an error"), or legacy reliable writes (FUA on a card without
 /// `WR_REL_PARAM` EN).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OneBlockSplit {
