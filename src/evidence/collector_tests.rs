@@ -148,3 +148,41 @@ fn err_stats_deltas_of_a_run_and_of_a_switch() {
     let ((), trace) = off.trace_switch(|| ());
     assert_eq!(trace, Err("off (--no-evidence)".to_string()));
 }
+
+/// A run's progress line names a split into one-block requests with nothing failed (the
+/// counts of tests/fixtures/results-sim-one-block's run 2: 30 writes of 64 KiB and 2 of
+/// them as 128 CMD24 each), and not once a request failed or events were lost.
+#[test]
+fn the_progress_line_names_a_split_into_one_block_requests() {
+    let mut trace = requests::RequestStats::default();
+    trace.write.requests = 286;
+    trace.write.sizes = [(512, 256), (65536, 30)].into();
+    let mut block_stat = BlockStat::default();
+    block_stat.write.ios = 32;
+    let evidence = RunEvidence {
+        block_stat: Ok(block_stat),
+        trace: Ok(trace.clone()),
+        packed: None,
+        err_stats: None,
+    };
+    let line = evidence.summary();
+    assert!(
+        line.contains(", 256 one-block for 32 block I/Os (split)"),
+        "{line}"
+    );
+    let mut failed = trace.clone();
+    failed.write.errors = 1;
+    let mut lost = trace;
+    lost.lost_events = 3;
+    for trace in [failed, lost] {
+        let evidence = RunEvidence {
+            trace: Ok(trace),
+            ..evidence.clone()
+        };
+        assert!(
+            !evidence.summary().contains("one-block"),
+            "{}",
+            evidence.summary()
+        );
+    }
+}

@@ -365,6 +365,21 @@ impl RunEvidence {
         }
     }
 
+    /// The block layer's I/Os of `kind` when the driver split its requests into
+    /// one-block ones in this run, with none failed and no event lost
+    /// ([`requests::split_into_one_block`]).
+    fn split_over(&self, kind: Kind, r: &requests::Requests) -> Option<u64> {
+        let stat = self.block_stat.as_ref().ok()?;
+        let ios = match kind {
+            Kind::Write => stat.write.ios,
+            Kind::Read => stat.read.ios,
+            Kind::None => return None,
+        };
+        let lost = self.trace.as_ref().map_or(0, |t| t.lost_events);
+        (r.errors == 0 && lost == 0 && requests::split_into_one_block(r.one_block(), ios))
+            .then_some(ios)
+    }
+
     /// One line for the progress output: what the driver did in this run.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
@@ -395,6 +410,12 @@ impl RunEvidence {
                     }
                     if r.errors > 0 {
                         text.push_str(&format!(", {} errors", r.errors));
+                    }
+                    if let Some(ios) = self.split_over(kind, r) {
+                        text.push_str(&format!(
+                            ", {} one-block for {ios} block I/Os (split)",
+                            r.one_block()
+                        ));
                     }
                     parts.push(text);
                 }

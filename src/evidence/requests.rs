@@ -42,6 +42,25 @@ impl Kind {
     }
 }
 
+/// A request of one block: what the mmc block driver's one-block retry mode issues on a
+/// card of 512-byte sectors (`queue_physical_block_size() >> SECTOR_SHIFT` blocks).
+pub const ONE_BLOCK: u64 = 512;
+/// One-block requests beyond the block layer's I/Os that make a split: what one 4 KiB
+/// I/O (a page, the smallest buffered one) sent block by block makes, 8 requests for 1.
+/// A workload of 512-byte I/Os has as many one-block requests as I/Os, and a stray
+/// 512-byte request of another user of the card (traced: the trace is the host's)
+/// would tip a bare "more than" over.
+pub const SPLIT_EXCESS: u64 = 7;
+
+/// Whether a run's `one_block` requests (of one direction) against the `block_ios` the
+/// block layer completed say the driver split requests into one-block ones: each I/O is
+/// at least one request, so only a split makes [`SPLIT_EXCESS`] more. Whether nothing
+/// failed (then it was no retry of this run's) is the caller's to check
+/// (docs/kernel-facts.md, "One-block retry mode stays after an error").
+pub fn split_into_one_block(one_block: u64, block_ios: u64) -> bool {
+    one_block >= block_ios + SPLIT_EXCESS
+}
+
 /// The requests of one direction.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Requests {
@@ -113,6 +132,11 @@ impl Requests {
                 self.sbc_count_mismatch += 1;
             }
         }
+    }
+
+    /// Requests of one 512-byte block ([`ONE_BLOCK`]).
+    pub fn one_block(&self) -> u64 {
+        self.sizes.get(&ONE_BLOCK).copied().unwrap_or(0)
     }
 
     /// Mean request size in bytes (data requests only).

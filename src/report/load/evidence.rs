@@ -10,6 +10,7 @@
 //! in: requests and sizes from the stat deltas, mean latency from the stat ticks.
 
 use super::dir::ResultsDir;
+use crate::evidence::requests::{split_into_one_block, ONE_BLOCK};
 use crate::record::EvidenceRow;
 use crate::report::model::evidence::{
     ConfigEvidence, EvidenceBlock, EvidenceSource, OneBlockSplit,
@@ -18,15 +19,6 @@ use crate::workload::result::Direction;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 const MIB: f64 = 1024.0 * 1024.0;
-/// A request of one block: what the driver's one-block retry mode issues on a card of
-/// 512-byte sectors (`queue_physical_block_size() >> SECTOR_SHIFT` blocks).
-const ONE_BLOCK: u64 = 512;
-/// One-block requests beyond the block layer's I/Os that make a split: what one 4 KiB
-/// I/O (a page, the smallest buffered one) sent block by block makes, 8 requests for 1.
-/// A workload of 512-byte I/Os has as many one-block requests as I/Os, and a stray
-/// 512-byte request of another user of the card (traced: the trace is the host's)
-/// would tip a bare "more than" over.
-const SPLIT_EXCESS: u64 = 7;
 
 /// The evidence blocks of a results dir, for the workloads x directions that have
 /// performance blocks; empty without evidence.csv.
@@ -204,7 +196,7 @@ fn one_block_split(ev: &[&EvidenceRow], one_block: &HashMap<u32, u64>) -> Option
         else {
             continue;
         };
-        if e.requests.is_some() && lost_events(e) == 0 && single >= ios + SPLIT_EXCESS {
+        if e.requests.is_some() && lost_events(e) == 0 && split_into_one_block(single, ios) {
             split.runs.push(e.run);
             split.requests += single;
             split.block_ios += ios;
