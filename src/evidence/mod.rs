@@ -366,8 +366,7 @@ impl RunEvidence {
     }
 
     /// The block layer's I/Os of `kind` when the driver split its requests into
-    /// one-block ones in this run, with none failed and no event lost
-    /// ([`requests::split_into_one_block`]).
+    /// one-block ones in this run ([`requests::split_into_one_block`]).
     fn split_over(&self, kind: Kind, r: &requests::Requests) -> Option<u64> {
         let stat = self.block_stat.as_ref().ok()?;
         let ios = match kind {
@@ -376,8 +375,7 @@ impl RunEvidence {
             Kind::None => return None,
         };
         let lost = self.trace.as_ref().map_or(0, |t| t.lost_events);
-        (r.errors == 0 && lost == 0 && requests::split_into_one_block(r.one_block(), ios))
-            .then_some(ios)
+        requests::split_into_one_block(r.one_block(), ios, r.errors, lost).then_some(ios)
     }
 
     /// One line for the progress output: what the driver did in this run.

@@ -53,12 +53,13 @@ pub const ONE_BLOCK: u64 = 512;
 pub const SPLIT_EXCESS: u64 = 7;
 
 /// Whether a run's `one_block` requests (of one direction) against the `block_ios` the
-/// block layer completed say the driver split requests into one-block ones: each I/O is
-/// at least one request, so only a split makes [`SPLIT_EXCESS`] more. Whether nothing
-/// failed (then it was no retry of this run's) is the caller's to check
-/// (docs/kernel-facts.md, "One-block retry mode stays after an error").
-pub fn split_into_one_block(one_block: u64, block_ios: u64) -> bool {
-    one_block >= block_ios + SPLIT_EXCESS
+/// block layer completed say the driver split requests into one-block ones on its own:
+/// each I/O is at least one request, so only a split makes [`SPLIT_EXCESS`] more, and
+/// with no failed request (`errors`) it was no retry of this run's; lost trace events
+/// make the counts wrong, so a run with any says nothing (docs/kernel-facts.md,
+/// "One-block retry mode stays after an error").
+pub fn split_into_one_block(one_block: u64, block_ios: u64, errors: u64, lost_events: u64) -> bool {
+    errors == 0 && lost_events == 0 && one_block >= block_ios + SPLIT_EXCESS
 }
 
 /// The requests of one direction.

@@ -183,8 +183,8 @@ fn summarize(
     row
 }
 
-/// The runs whose one-block requests (`one_block`, per run) outnumber the block layer's
-/// I/Os, traced whole (no lost event) and with no failed request ([`OneBlockSplit`]).
+/// The traced runs whose one-block requests (`one_block`, per run) say the driver split
+/// requests ([`split_into_one_block`], [`OneBlockSplit`]).
 fn one_block_split(ev: &[&EvidenceRow], one_block: &HashMap<u32, u64>) -> Option<OneBlockSplit> {
     let mut split = OneBlockSplit {
         runs: Vec::new(),
@@ -192,11 +192,12 @@ fn one_block_split(ev: &[&EvidenceRow], one_block: &HashMap<u32, u64>) -> Option
         block_ios: 0,
     };
     for e in ev {
-        let (Some(&single), Some(ios), Some(0)) = (one_block.get(&e.run), e.stat_ios, e.errors)
+        let (Some(&single), Some(ios), Some(errors), Some(_)) =
+            (one_block.get(&e.run), e.stat_ios, e.errors, e.requests)
         else {
             continue;
         };
-        if e.requests.is_some() && lost_events(e) == 0 && split_into_one_block(single, ios) {
+        if split_into_one_block(single, ios, errors, lost_events(e)) {
             split.runs.push(e.run);
             split.requests += single;
             split.block_ios += ios;

@@ -104,7 +104,6 @@ pub fn mail_lines(out: &mut String, report: &Report, workload: &str, direction: 
         out.push_str(&line[..line.len().min(MAX_COLUMNS)]);
         out.push('\n');
     }
-    let mut split = false;
     for r in &block.rows {
         if let Some(s) = &r.one_block_split {
             wrap(
@@ -113,10 +112,9 @@ pub fn mail_lines(out: &mut String, report: &Report, workload: &str, direction: 
                 4,
                 &format!("! {}: {}", ascii(&r.config), one_block_text(s)),
             );
-            split = true;
         }
     }
-    if split {
+    if block.rows.iter().any(|r| r.one_block_split.is_some()) {
         wrap(out, 2, 4, &format!("! {ONE_BLOCK_WHY}"));
     }
 }
